@@ -1,0 +1,1 @@
+"""The ``flowpilot`` command line."""

@@ -1,0 +1,338 @@
+"""One psycopg 3 pool and the transactions FlowPilot runs on it.
+
+A *tenant-bound* transaction runs as the ``flowpilot_tenant`` role with ``app.tenant_id``
+set, so Row Level Security confines every statement to that tenant, and the bound tenant is
+passed as ``%(tenant_id)s`` to every named query: callers cannot supply another. A *system*
+transaction (no tenant) is for cross-tenant work such as picking tenants with due work.
+
+A transaction's opening statements (BEGIN, statement timeout, role, tenant) travel in one
+pipeline with its first query, so a transaction of N statements costs N + 1 round trips, and
+``Database.one/all/run`` (a single statement in its own transaction) costs exactly one.
+Round trips are counted in ``stats`` for the benchmarks.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from flowpilot.db.queries import query
+from flowpilot.errors import DatabaseError, InvalidRequest
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+Row = dict[str, Any]
+
+
+@dataclass
+class Stats:
+    """Round trips sent to the server by this process, for benchmarks and tests."""
+
+    round_trips: int = 0
+
+
+def as_json(value: Any) -> Any:
+    """Mark a value (a list, say) to be sent as a jsonb document."""
+    from psycopg.types.json import Jsonb
+
+    return Jsonb(value)
+
+
+Statement = tuple[Any, Mapping[str, Any] | None]
+
+
+class Tx:
+    """A transaction in progress; run named queries with :meth:`one`, :meth:`all`, :meth:`run`.
+
+    The transaction's opening statements are not sent on their own: they travel in one
+    pipeline with the first query, so BEGIN costs no extra round trip.
+    """
+
+    def __init__(
+        self,
+        conn: psycopg.Connection[Row],
+        tenant_id: uuid.UUID | None,
+        stats: Stats,
+        opener: list[Statement],
+    ) -> None:
+        self.conn = conn
+        self.tenant_id = tenant_id
+        self._stats = stats
+        self._opener = opener
+        self.opened = False
+
+    def one(self, query_name: str, /, **params: Any) -> Row | None:
+        """The first row of a named query, or None."""
+        rows, _ = self._named(query_name, params)
+        return rows[0] if rows else None
+
+    def all(self, query_name: str, /, **params: Any) -> list[Row]:
+        """Every row of a named query."""
+        return self._named(query_name, params)[0]
+
+    def run(self, query_name: str, /, **params: Any) -> int:
+        """Run a named statement; returns the number of rows it touched."""
+        return self._named(query_name, params)[1]
+
+    def sql(self, statement: Any, params: Any = None) -> list[Row]:
+        """Run literal SQL (tests, maintenance, psycopg.sql compositions); returns its rows."""
+        return self._send([(statement, params)], label="sql")[0]
+
+    def _named(self, name: str, params: Mapping[str, Any]) -> tuple[list[Row], int]:
+        if "tenant_id" in params:
+            raise InvalidRequest("tenant_id comes from the transaction's binding, not a caller")
+        return self._send([(query(name), self._bind(params))], label=name)
+
+    def _bind(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        from psycopg.types.json import Jsonb
+
+        # dicts are JSON documents; lists are SQL arrays unless wrapped with as_json().
+        bound = {
+            key: Jsonb(value) if isinstance(value, dict) else value for key, value in params.items()
+        }
+        bound["tenant_id"] = self.tenant_id
+        return bound
+
+    def _send(
+        self, statements: list[Statement], *, label: str, then_commit: bool = False
+    ) -> tuple[list[Row], int]:
+        """Send statements (after the opener, if still pending) in one round trip."""
+        import psycopg
+
+        batch = [*self._opener, *statements] if not self.opened else list(statements)
+        if then_commit:
+            batch.append(("COMMIT", None))
+        self._stats.round_trips += 1
+        try:
+            if len(batch) == 1:
+                cursor = self.conn.execute(batch[0][0], batch[0][1])
+                rows = cursor.fetchall() if cursor.description else []
+                count = cursor.rowcount
+            else:
+                with self.conn.pipeline() as pipeline:
+                    cursors = [self.conn.execute(sql_, args) for sql_, args in batch]
+                    pipeline.sync()
+                    target = cursors[-2] if then_commit else cursors[-1]
+                    rows = target.fetchall() if target.description else []
+                    count = target.rowcount
+        except psycopg.Error as exc:
+            raise _wrap(exc, label) from exc
+        self.opened = True
+        return rows, count
+
+
+class Database:
+    """A lazily opened connection pool and the transactions run on it."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_size: int = 2,
+        prepare_threshold: int | None = 5,
+        connect_timeout: float = 10.0,
+        statement_timeout_ms: int = 15_000,
+    ) -> None:
+        self.url = url
+        self.max_size = max_size
+        self.prepare_threshold = prepare_threshold
+        self.connect_timeout = connect_timeout
+        self.statement_timeout_ms = statement_timeout_ms
+        self.stats = Stats()
+        self._pool: ConnectionPool[Any] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def pool(self) -> ConnectionPool[Any]:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = self._open_pool()
+        return self._pool
+
+    def _open_pool(self) -> ConnectionPool[Any]:
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+
+        return ConnectionPool(
+            self.url,
+            min_size=1,
+            max_size=self.max_size,
+            timeout=self.connect_timeout,
+            kwargs={
+                "autocommit": True,
+                "row_factory": dict_row,
+                "prepare_threshold": self.prepare_threshold,
+                "connect_timeout": max(1, int(self.connect_timeout)),
+            },
+            name="flowpilot",
+            open=True,
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+    def _opener(
+        self, tenant: uuid.UUID | None, read_only: bool, statement_timeout_ms: int | None
+    ) -> list[Statement]:
+        timeout = (
+            self.statement_timeout_ms if statement_timeout_ms is None else statement_timeout_ms
+        )
+        opener: list[Statement] = [
+            ("BEGIN READ ONLY" if read_only else "BEGIN", None),
+            ("SELECT set_config('statement_timeout', %(ms)s, true)", {"ms": str(timeout)}),
+        ]
+        if tenant is not None:
+            opener.append(("SET LOCAL ROLE flowpilot_tenant", None))
+            opener.append(
+                ("SELECT set_config('app.tenant_id', %(tenant)s, true)", {"tenant": str(tenant)})
+            )
+        return opener
+
+    @contextmanager
+    def transaction(
+        self,
+        tenant_id: uuid.UUID | str | None = None,
+        *,
+        read_only: bool = False,
+        statement_timeout_ms: int | None = None,
+    ) -> Iterator[Tx]:
+        """A transaction bound to ``tenant_id`` (or a system transaction when None)."""
+        import psycopg
+
+        tenant = _as_uuid(tenant_id) if tenant_id is not None else None
+        opener = self._opener(tenant, read_only, statement_timeout_ms)
+        try:
+            with self.pool.connection() as conn:
+                tx = Tx(conn, tenant, self.stats, opener)
+                try:
+                    yield tx
+                except BaseException:
+                    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                        self.stats.round_trips += 1
+                        conn.execute("ROLLBACK")
+                    raise
+                if tx.opened:
+                    self.stats.round_trips += 1
+                    conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            raise _wrap(exc, "transaction") from exc
+        except _pool_errors() as exc:
+            raise DatabaseError(f"database unavailable: {exc}") from exc
+
+    def _once(
+        self, tenant_id: uuid.UUID | str | None, name: str, params: Mapping[str, Any]
+    ) -> tuple[list[Row], int]:
+        """One named statement in its own transaction: opener, statement, COMMIT, one trip."""
+        with self.transaction(tenant_id) as tx:
+            if "tenant_id" in params:
+                raise InvalidRequest("tenant_id comes from the binding, not a caller")
+            statement = (query(name), tx._bind(params))
+            result = tx._send([statement], label=name, then_commit=True)
+            tx.opened = False  # already committed
+            return result
+
+    def one(
+        self, tenant_id: uuid.UUID | str | None, query_name: str, /, **params: Any
+    ) -> Row | None:
+        """The first row of one named statement run in its own transaction (one round trip)."""
+        rows, _ = self._once(tenant_id, query_name, params)
+        return rows[0] if rows else None
+
+    def all(
+        self, tenant_id: uuid.UUID | str | None, query_name: str, /, **params: Any
+    ) -> list[Row]:
+        """Every row of one named statement run in its own transaction (one round trip)."""
+        return self._once(tenant_id, query_name, params)[0]
+
+    def run(self, tenant_id: uuid.UUID | str | None, query_name: str, /, **params: Any) -> int:
+        """Rows touched by one named statement in its own transaction (one round trip)."""
+        return self._once(tenant_id, query_name, params)[1]
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Row]]:
+        """A raw autocommit connection (schema changes, maintenance)."""
+        import psycopg
+
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise _wrap(exc, "connection") from exc
+        except _pool_errors() as exc:
+            raise DatabaseError(f"database unavailable: {exc}") from exc
+
+
+def _pool_errors() -> type[Exception]:
+    from psycopg_pool import PoolTimeout
+
+    return PoolTimeout
+
+
+def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise InvalidRequest(f"not a tenant id: {value!r}", code="invalid_tenant") from None
+
+
+def _wrap(exc: Exception, what: str) -> DatabaseError:
+    """A FlowPilot error for a driver error; the SQLSTATE goes into the details."""
+    import psycopg.errors as pgerr
+
+    state = getattr(getattr(exc, "diag", None), "sqlstate", None)
+    if isinstance(exc, pgerr.QueryCanceled):
+        return DatabaseError(f"{what}: statement timed out", code="statement_timeout")
+    if isinstance(exc, pgerr.ReadOnlySqlTransaction):
+        return DatabaseError(f"{what}: writes are not allowed here", code="read_only")
+    if isinstance(exc, pgerr.InsufficientPrivilege):
+        return DatabaseError(f"{what}: not permitted for this tenant", code="forbidden_row")
+    if isinstance(exc, pgerr.UniqueViolation):
+        return DatabaseError(
+            f"{what}: already exists", code="conflict", details={"sqlstate": state}
+        )
+    return DatabaseError(f"{what}: {exc}".strip(), details={"sqlstate": state})
+
+
+_db: Database | None = None
+_db_lock = threading.Lock()
+
+
+def get_db() -> Database:
+    """The process-wide database, created on first use from the settings."""
+    global _db
+    if _db is None:
+        with _db_lock:
+            if _db is None:
+                from flowpilot.config import get_settings
+                from flowpilot.db.connect import resolve_database_url
+
+                settings = get_settings()
+                _db = Database(
+                    resolve_database_url(settings),
+                    max_size=settings.db_pool_max,
+                    prepare_threshold=settings.db_prepare_threshold,
+                    connect_timeout=settings.db_connect_timeout,
+                    statement_timeout_ms=settings.db_statement_timeout_ms,
+                )
+    return _db
+
+
+def reset_db() -> None:
+    """Close and forget the process-wide database (tests, settings changes)."""
+    global _db
+    with _db_lock:
+        if _db is not None:
+            _db.close()
+        _db = None

@@ -1,0 +1,1 @@
+"""Running FlowPilot on one machine: embedded PostgreSQL, the dev server, docker-free invoke."""

@@ -1,0 +1,1 @@
+"""Signals: intake with a transactional outbox, the queue, and post-commit planning."""
