@@ -153,6 +153,7 @@ CREATE TABLE IF NOT EXISTS agent_skills (
     module text NOT NULL DEFAULT 'flowpilot',
     enabled boolean NOT NULL DEFAULT true,
     pack text NOT NULL DEFAULT 'builtin',
+    config jsonb NOT NULL DEFAULT '{}'::jsonb,
     version_hash text NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now(),
@@ -254,7 +255,8 @@ CREATE TABLE IF NOT EXISTS agent_approvals (
     run_id uuid REFERENCES agent_runs ON DELETE SET NULL,
     reason text,
     status text NOT NULL DEFAULT 'pending'
-        CHECK (status IN ('pending', 'approved', 'rejected', 'expired', 'executed')),
+        CHECK (status IN
+            ('pending', 'approved', 'rejected', 'expired', 'executing', 'executed', 'failed')),
     decided_by text,
     decided_at timestamptz,
     result jsonb,

@@ -9,6 +9,7 @@ import pytest
 from flowpilot.config import reset_settings
 from flowpilot.db import Database, database
 from flowpilot.tenancy import NewTenant, create_tenant
+from flowpilot.testing.aws import aws, moto_server  # noqa: F401
 from flowpilot.testing.databases import TestPostgres
 
 # no_external_network is autouse: no test may reach a host outside this machine.

@@ -36,9 +36,15 @@ def hash_api_key(key: str) -> str:
 
 
 def create_tenant(
-    db: Database, name: str, *, scopes: tuple[str, ...] = ("*",), modules: tuple[str, ...] = ()
+    db: Database,
+    name: str,
+    *,
+    scopes: tuple[str, ...] = ("*",),
+    modules: tuple[str, ...] = (),
+    with_builtin_skills: bool = True,
 ) -> NewTenant:
-    """Create a tenant and its first API key, in one transaction bound to the new tenant."""
+    """Create a tenant and its first API key (one transaction bound to the new tenant), then
+    register the built-in skills for it."""
     name = name.strip()
     if not 1 <= len(name) <= 200:
         raise InvalidRequest("a tenant name needs 1 to 200 characters", code="invalid_name")
@@ -55,6 +61,10 @@ def create_tenant(
         )
         for module in modules:
             tx.run("module_set", module=module, enabled=True)
+    if with_builtin_skills:
+        from flowpilot.skills.registry import sync_builtin
+
+        sync_builtin(db, tenant_id)
     return NewTenant(tenant_id=tenant_id, name=name, api_key=api_key)
 
 

@@ -67,28 +67,37 @@ def _base_app(title: str) -> FastAPI:
     return app
 
 
+def _chat_routers() -> list[Any]:
+    from flowpilot.api.routes import approvals, health, skills
+
+    return [health.router, approvals.router, skills.router]
+
+
+def _execute_routers() -> list[Any]:
+    from flowpilot.api.routes import execute
+
+    return [execute.router]
+
+
+def _app(title: str, routers: list[Any]) -> FastAPI:
+    app = _base_app(title)
+    for router in routers:
+        app.include_router(router)
+    return app
+
+
 def create_chat_app() -> FastAPI:
     """ChatCompletionFunction's API."""
-    from flowpilot.api.routes import health
-
-    app = _base_app("FlowPilot")
-    app.include_router(health.router)
-    return app
+    return _app("FlowPilot", _chat_routers())
 
 
 def create_execute_app() -> FastAPI:
-    """AgentExecuteFunction's API routes."""
+    """AgentExecuteFunction's API routes (``/execute``, ``/mcp``) and health."""
     from flowpilot.api.routes import health
 
-    app = _base_app("FlowPilot agent-execute")
-    app.include_router(health.router)
-    return app
+    return _app("FlowPilot agent-execute", [health.router, *_execute_routers()])
 
 
 def create_local_app() -> FastAPI:
     """Both HTTP functions on one port, as ``flowpilot up`` serves them."""
-    from flowpilot.api.routes import health
-
-    app = _base_app("FlowPilot (local)")
-    app.include_router(health.router)
-    return app
+    return _app("FlowPilot (local)", [*_chat_routers(), *_execute_routers()])

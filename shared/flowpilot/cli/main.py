@@ -6,11 +6,27 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from flowpilot.cli import db_commands, invoke_command, tenant_commands, up_command
+from flowpilot.cli import (
+    approvals_commands,
+    db_commands,
+    invoke_command,
+    mail_command,
+    skills_commands,
+    tenant_commands,
+    up_command,
+)
 from flowpilot.cli.output import fail
 from flowpilot.errors import FlowPilotError
 
-COMMANDS = (db_commands, tenant_commands, invoke_command, up_command)
+COMMANDS = (
+    db_commands,
+    tenant_commands,
+    skills_commands,
+    approvals_commands,
+    mail_command,
+    invoke_command,
+    up_command,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -84,6 +84,24 @@ class Tx:
         """Run literal SQL (tests, maintenance, psycopg.sql compositions); returns its rows."""
         return self._send([(statement, params)], label="sql")[0]
 
+    def template(self, statement: Any, params: Mapping[str, Any], *, max_rows: int) -> list[Row]:
+        """A fixed SQL template with caller values and this transaction's tenant bound in.
+
+        At most ``max_rows`` + 1 rows are fetched, so a caller can tell the result was cut.
+        """
+        if "tenant_id" in params:
+            raise InvalidRequest("tenant_id comes from the transaction's binding, not a caller")
+        import psycopg
+
+        if not self.opened:
+            self._send([], label="begin")  # fetchmany needs its own cursor, so open first
+        self._stats.round_trips += 1
+        try:
+            cursor = self.conn.execute(statement, self._bind(params))
+            return cursor.fetchmany(max_rows + 1) if cursor.description else []
+        except psycopg.Error as exc:
+            raise _wrap(exc, "template") from exc
+
     def _named(self, name: str, params: Mapping[str, Any]) -> tuple[list[Row], int]:
         if "tenant_id" in params:
             raise InvalidRequest("tenant_id comes from the transaction's binding, not a caller")
@@ -298,6 +316,12 @@ def _wrap(exc: Exception, what: str) -> DatabaseError:
         return DatabaseError(f"{what}: writes are not allowed here", code="read_only")
     if isinstance(exc, pgerr.InsufficientPrivilege):
         return DatabaseError(f"{what}: not permitted for this tenant", code="forbidden_row")
+    if isinstance(exc, pgerr.ForeignKeyViolation):
+        return DatabaseError(
+            f"{what}: refers to a missing row",
+            code="missing_reference",
+            details={"sqlstate": state},
+        )
     if isinstance(exc, pgerr.UniqueViolation):
         return DatabaseError(
             f"{what}: already exists", code="conflict", details={"sqlstate": state}

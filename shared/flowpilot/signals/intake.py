@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from flowpilot.db import Database
+from flowpilot.errors import NotFound
 from flowpilot.signals.models import NewSignal
 from flowpilot.signals.queue import publish_rows
 
@@ -22,7 +23,8 @@ def create_signal(db: Database, tenant_id: uuid.UUID, signal: NewSignal) -> dict
         body=signal.body,
         payload=signal.payload,
     )
-    assert row is not None
+    if row is None:
+        raise NotFound(f"there is no project {signal.project_id}", code="project_not_found")
     payload = {"signal_id": str(row["signal_id"]), "tenant_id": str(tenant_id)}
     publish_rows(db, [{"outbox_id": row["outbox_id"], "topic": "signal.plan", "payload": payload}])
     return {"signal_id": row["signal_id"], "status": row["status"]}

@@ -2,9 +2,13 @@
 
 -- name: signal_insert
 WITH s AS (
+    -- A project must be the tenant's own (foreign keys alone would accept any tenant's).
     INSERT INTO signals (tenant_id, project_id, source, kind, title, body, payload)
-    VALUES (%(tenant_id)s, %(project_id)s, %(source)s, %(kind)s, %(title)s, %(body)s,
-            %(payload)s)
+    SELECT %(tenant_id)s, %(project_id)s, %(source)s, %(kind)s, %(title)s, %(body)s,
+           %(payload)s
+    WHERE %(project_id)s::uuid IS NULL
+       OR EXISTS (SELECT 1 FROM projects p
+                  WHERE p.tenant_id = %(tenant_id)s AND p.project_id = %(project_id)s)
     RETURNING signal_id, tenant_id, status, created_at
 ), o AS (
     INSERT INTO outbox (tenant_id, topic, payload)

@@ -36,3 +36,7 @@ ORDER BY module;
 
 -- name: database_ping
 SELECT 1 AS ok;
+
+-- name: tenant_ids_sample
+-- System scope: whether there is exactly one tenant (the CLI's default).
+SELECT tenant_id, name FROM tenants ORDER BY created_at LIMIT 2;

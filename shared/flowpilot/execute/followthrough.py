@@ -1,0 +1,42 @@
+"""After a person decides: run the approved skill once, through the execute transport."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flowpilot.db import Database
+from flowpilot.execute import approvals
+from flowpilot.execute.client import ExecuteClient, default_client
+from flowpilot.execute.models import Actor, ExecuteRequest, ExecuteResult
+
+
+def follow_through(
+    db: Database, tenant_id: uuid.UUID, approval: dict[str, Any], client: ExecuteClient | None
+) -> ExecuteResult:
+    """Execute an approved operation as its original requester; exactly once overall."""
+    request = ExecuteRequest(
+        tenant_id=tenant_id,
+        actor=Actor.model_validate(approval["requested_by"]),
+        skill=approval["skill"],
+        arguments=approval["arguments"],
+        approval_id=approval["approval_id"],
+        run_id=approval.get("run_id"),
+    )
+    return (client or default_client()).execute(request)
+
+
+def decide_and_follow_through(
+    db: Database,
+    tenant_id: uuid.UUID,
+    approval_id: uuid.UUID,
+    *,
+    approve: bool,
+    by: str,
+    client: ExecuteClient | None = None,
+) -> tuple[dict[str, Any], ExecuteResult | None]:
+    """Record the decision; an approval is followed through at once. Returns the final row."""
+    decided = approvals.decide(db, tenant_id, approval_id, approve=approve, by=by)
+    execution = follow_through(db, tenant_id, decided, client) if approve else None
+    current = db.one(tenant_id, "approval_get", approval_id=approval_id)
+    return current or decided, execution

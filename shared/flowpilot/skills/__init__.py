@@ -1,0 +1,1 @@
+"""Skills: self-describing capabilities, their packs, registry, scorer, linter and handlers."""
