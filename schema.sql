@@ -585,7 +585,8 @@ BEGIN
         COALESCE((SELECT m.enabled FROM modules m
                   WHERE m.tenant_id = p_tenant AND m.module = 'flowpilot'), false),
         (SELECT COALESCE(sum(r.prompt_tokens + r.completion_tokens), 0)::bigint FROM agent_runs r
-         WHERE r.tenant_id = p_tenant AND r.started_at >= date_trunc('day', now())),
+         WHERE r.tenant_id = p_tenant AND r.started_at >= date_trunc('day', now())
+           AND r.provider IS DISTINCT FROM 'heuristic'),
         (SELECT t.daily_token_budget FROM tenants t WHERE t.tenant_id = p_tenant),
         (SELECT count(*)::integer FROM heartbeat_ticks h
          WHERE h.tenant_id = p_tenant AND h.outcome = 'failed'

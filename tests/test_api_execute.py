@@ -103,3 +103,30 @@ def test_skills_list_and_lint_routes(db: Database, tenant: NewTenant) -> None:
 def test_openapi_describes_every_route(db: Database) -> None:
     spec: dict[str, Any] = call(chat_handler, "GET", "/openapi.json").body
     assert {"/health", "/approvals", "/skills", "/skills/lint"} <= set(spec["paths"])
+
+
+def test_model_routing_shows_the_rule_and_only_platform_admins_change_it(
+    db: Database, tenant: NewTenant
+) -> None:
+    shown = call(chat_handler, "GET", "/model-routing/functions/chat", headers=auth(tenant))
+    assert shown.status == 200
+    assert shown.body["provider"] == "heuristic" and shown.body["source"] == "offline"
+    change = {"provider": "openai", "model": "gpt-4o", "tier": "standard", "base_url": None}
+    denied = call(chat_handler, "PUT", "/model-routing/functions/chat", headers=auth(tenant),
+                  body=change)  # fmt: skip
+    assert denied.status == 403 and denied.error_code == "platform_admin_only"
+    unknown = call(chat_handler, "GET", "/model-routing/functions/poetry", headers=auth(tenant))
+    assert unknown.status == 422
+
+
+def test_a_platform_admin_changes_a_route_and_history_is_kept(db: Database) -> None:
+    from flowpilot.tenancy import create_tenant
+
+    admin = create_tenant(db, "Platform", scopes=("*", "platform:admin"))
+    change = {"provider": "heuristic", "model": "heuristic-v1", "tier": "cheap", "base_url": None}
+    changed = call(chat_handler, "PUT", "/model-routing/functions/heartbeat", headers=auth(admin),
+                   body=change)  # fmt: skip
+    assert changed.status == 200, changed.body
+    assert changed.body["tier"] == "cheap"
+    assert len(changed.body["overrides"]) == 1
+    assert "fp_" not in json.dumps(changed.body)  # no credential is ever shown

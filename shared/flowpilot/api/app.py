@@ -68,9 +68,9 @@ def _base_app(title: str) -> FastAPI:
 
 
 def _chat_routers() -> list[Any]:
-    from flowpilot.api.routes import approvals, health, skills
+    from flowpilot.api.routes import approvals, health, model_routing, skills, threads
 
-    return [health.router, approvals.router, skills.router]
+    return [health.router, approvals.router, skills.router, threads.router, model_routing.router]
 
 
 def _execute_routers() -> list[Any]:

@@ -50,10 +50,10 @@ def _line(row: dict[str, Any]) -> str:
 
 def _decide(args: argparse.Namespace) -> int:
     from flowpilot.db import get_db
-    from flowpilot.execute.followthrough import decide_and_follow_through
+    from flowpilot.reasoning.decisions import decide
 
     db = get_db()
-    approval, execution = decide_and_follow_through(
+    approval, execution = decide(
         db, resolve_tenant(db, args.tenant), args.approval_id, approve=args.approve, by="cli"
     )
     result = {

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from flowpilot.cli import (
     approvals_commands,
+    chat_command,
     db_commands,
     invoke_command,
     mail_command,
@@ -23,6 +24,7 @@ COMMANDS = (
     tenant_commands,
     skills_commands,
     approvals_commands,
+    chat_command,
     mail_command,
     invoke_command,
     up_command,

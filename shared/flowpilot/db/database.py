@@ -133,13 +133,17 @@ class Tx:
                 rows = cursor.fetchall() if cursor.description else []
                 count = cursor.rowcount
             else:
-                with self.conn.pipeline() as pipeline:
+                # Leaving the block sends one Sync and waits once: one round trip.
+                with self.conn.pipeline():
                     cursors = [self.conn.execute(sql_, args) for sql_, args in batch]
-                    pipeline.sync()
-                    target = cursors[-2] if then_commit else cursors[-1]
-                    rows = target.fetchall() if target.description else []
-                    count = target.rowcount
+                target = cursors[-2] if then_commit else cursors[-1]
+                rows = target.fetchall() if target.description else []
+                count = target.rowcount
         except psycopg.Error as exc:
+            if len(batch) > 1:
+                # After an error inside a pipeline psycopg's prepared-statement cache can
+                # disagree with the server; a closed connection is dropped by the pool.
+                self.conn.close()
             raise _wrap(exc, label) from exc
         self.opened = True
         return rows, count
@@ -235,7 +239,9 @@ class Database:
                 try:
                     yield tx
                 except BaseException:
-                    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    if not conn.closed and (
+                        conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+                    ):
                         self.stats.round_trips += 1
                         conn.execute("ROLLBACK")
                     raise

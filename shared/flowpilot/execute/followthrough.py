@@ -1,4 +1,4 @@
-"""After a person decides: run the approved skill once, through the execute transport."""
+"""Following an approval through: run the approved skill once, through the execute transport."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import uuid
 from typing import Any
 
 from flowpilot.db import Database
-from flowpilot.execute import approvals
 from flowpilot.execute.client import ExecuteClient, default_client
 from flowpilot.execute.models import Actor, ExecuteRequest, ExecuteResult
 
@@ -24,19 +23,3 @@ def follow_through(
         run_id=approval.get("run_id"),
     )
     return (client or default_client()).execute(request)
-
-
-def decide_and_follow_through(
-    db: Database,
-    tenant_id: uuid.UUID,
-    approval_id: uuid.UUID,
-    *,
-    approve: bool,
-    by: str,
-    client: ExecuteClient | None = None,
-) -> tuple[dict[str, Any], ExecuteResult | None]:
-    """Record the decision; an approval is followed through at once. Returns the final row."""
-    decided = approvals.decide(db, tenant_id, approval_id, approve=approve, by=by)
-    execution = follow_through(db, tenant_id, decided, client) if approve else None
-    current = db.one(tenant_id, "approval_get", approval_id=approval_id)
-    return current or decided, execution

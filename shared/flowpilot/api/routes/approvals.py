@@ -49,21 +49,17 @@ def list_approvals(
 
 @router.post("/approvals/{approval_id}/approve", response_model=Decision)
 def approve(approval_id: uuid.UUID, caller: Caller, db: DB) -> Decision:
-    from flowpilot.execute.followthrough import decide_and_follow_through
+    from flowpilot.reasoning.decisions import decide
 
     caller.require("approvals")
-    approval, execution = decide_and_follow_through(
-        db, caller.tenant_id, approval_id, approve=True, by=caller.subject
-    )
+    approval, execution = decide(db, caller.tenant_id, approval_id, approve=True, by=caller.subject)
     return Decision(approval=Approval.model_validate(approval), execution=execution)
 
 
 @router.post("/approvals/{approval_id}/reject", response_model=Decision)
 def reject(approval_id: uuid.UUID, caller: Caller, db: DB) -> Decision:
-    from flowpilot.execute.followthrough import decide_and_follow_through
+    from flowpilot.reasoning.decisions import decide
 
     caller.require("approvals")
-    approval, _ = decide_and_follow_through(
-        db, caller.tenant_id, approval_id, approve=False, by=caller.subject
-    )
+    approval, _ = decide(db, caller.tenant_id, approval_id, approve=False, by=caller.subject)
     return Decision(approval=Approval.model_validate(approval))

@@ -60,7 +60,8 @@ SELECT jsonb_build_object(
         'today', (SELECT COALESCE(sum(r.prompt_tokens + r.completion_tokens), 0)
                   FROM agent_runs r
                   WHERE r.tenant_id = %(tenant_id)s
-                    AND r.started_at >= date_trunc('day', now())),
+                    AND r.started_at >= date_trunc('day', now())
+       AND r.provider IS DISTINCT FROM 'heuristic'),
         'budget', (SELECT t.daily_token_budget FROM tenants t
                    WHERE t.tenant_id = %(tenant_id)s)),
     'flagged_skills', COALESCE((

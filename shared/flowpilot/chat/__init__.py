@@ -1,0 +1,1 @@
+"""Conversations with the operator: threads, their messages, and one engine turn per message."""

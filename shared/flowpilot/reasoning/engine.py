@@ -1,0 +1,528 @@
+"""The reasoning engine: one ``run_turn()`` for every trigger, and ``resume()`` after approval.
+
+Perceive (bootstrap + GoalFrame) -> loop, bounded by steps, tokens and wall clock:
+Plan (the model picks one offered tool, or answers) -> Act (through the execute transport)
+-> Observe (ledger + evidence) -> Critic -> ... -> Answer (quality gate, projection).
+The run row is written before anything else; steps are checkpointed before every action.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from flowpilot.ai.types import FunctionName
+from flowpilot.db import Database, get_db
+from flowpilot.errors import BudgetExceeded, FlowPilotError, ModelTimeout
+from flowpilot.execute.client import ExecuteClient, default_client
+from flowpilot.execute.models import Actor, ExecuteRequest, ExecuteResult
+from flowpilot.observability import logger
+from flowpilot.reasoning import critic
+from flowpilot.reasoning.answer import FinalAnswer, from_claims, quality_gate
+from flowpilot.reasoning.bootstrap import perceive
+from flowpilot.reasoning.goal import frame_goal
+from flowpilot.reasoning.ledger import Observation, humanize
+from flowpilot.reasoning.models import Action, Answer, Artifact, Confirmation, Trigger
+from flowpilot.reasoning.state import RunState, plain
+
+FUNCTION_FOR_TRIGGER: dict[str, FunctionName] = {
+    "chat": "chat",
+    "heartbeat": "heartbeat",
+    "signal": "signal_planner",
+    "peer": "chat",
+    "automation": "heartbeat",
+    "workflow": "workflow_branch",
+}
+MAX_TOOL_DATA_CHARS = 4_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 6  # tool calls in one run
+    max_tokens: int = 40_000
+    wall_clock_s: float = 25.0
+    max_executions: int | None = None  # the heartbeat allows one skill execution per tick
+
+
+@dataclass
+class TurnResult:
+    run_id: uuid.UUID
+    status: str  # completed | waiting_approval | stopped | failed
+    answer: Answer
+    provider: str | None
+    model: str | None
+    tokens: int
+    model_calls: int
+    stop_reason: str | None = None
+    executions: list[str] = field(default_factory=list)
+    observations: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Deps:
+    db: Database
+    executor: ExecuteClient
+    model: Any  # ModelClient
+    limits: Limits
+    budget: Any  # RunBudget
+
+
+def run_turn(
+    tenant_id: uuid.UUID,
+    message: str,
+    *,
+    actor: Actor,
+    trigger: Trigger = "chat",
+    thread_id: uuid.UUID | None = None,
+    objective_id: uuid.UUID | None = None,
+    db: Database | None = None,
+    limits: Limits | None = None,
+    executor: ExecuteClient | None = None,
+) -> TurnResult:
+    """Run the engine for one request; the run row is created before anything else."""
+    from flowpilot.ai.routing import resolve_ai_config
+
+    database = db or get_db()
+    config = resolve_ai_config(FUNCTION_FOR_TRIGGER[trigger], tenant_id=tenant_id, db=database)
+    created = database.one(
+        tenant_id,
+        "run_create",
+        trigger=trigger,
+        thread_id=thread_id,
+        objective_id=objective_id,
+        provider=config.provider,
+        model=config.model,
+        state={},
+    )
+    assert created is not None
+    run = RunState(
+        tenant_id=tenant_id,
+        run_id=created["run_id"],
+        trigger=trigger,
+        actor=actor.model_dump(),
+        thread_id=thread_id,
+        objective_id=objective_id,
+        provider=config.provider,
+        model=config.model,
+    )
+    limits = limits or Limits()
+    try:
+        deps = _prepare(run, database, message, config, limits, executor)
+        return _loop(run, deps)
+    except FlowPilotError as exc:
+        return _end_with_error(run, database, exc)
+
+
+def resume(
+    tenant_id: uuid.UUID,
+    run_id: uuid.UUID,
+    execution: ExecuteResult | None,
+    *,
+    db: Database | None = None,
+    limits: Limits | None = None,
+    executor: ExecuteClient | None = None,
+) -> TurnResult | None:
+    """Continue a run paused for approval, with the follow-through's result (None: rejected).
+
+    Returns None when the run is not waiting (already resumed, or never paused)."""
+    from flowpilot.ai.accounting import RunBudget
+    from flowpilot.ai.client import model_client
+    from flowpilot.ai.routing import resolve_ai_config
+
+    database = db or get_db()
+    row = database.one(tenant_id, "run_claim_resume", run_id=run_id)
+    if row is None:
+        return None
+    run = RunState.from_row(tenant_id, row)
+    limits = limits or Limits()
+    try:
+        config = resolve_ai_config(
+            FUNCTION_FOR_TRIGGER[run.trigger], tenant_id=tenant_id, db=database
+        )
+        deps = _Deps(
+            database,
+            executor or default_client(),
+            model_client(config),
+            limits,
+            RunBudget(max(0, limits.max_tokens - run.tokens), None),
+        )
+        pending = run.ledger.observations[-1] if run.ledger.observations else None
+        skill = pending.skill if pending else "the approved action"
+        if execution is None:
+            result = ExecuteResult.problem("refused", "approval_rejected", "the person declined")
+        else:
+            result = execution
+        run.confirmations = []
+        _observe(
+            run,
+            deps,
+            run.pending_call_id or "resumed",
+            skill,
+            pending.arguments if pending else {},
+            result,
+        )
+        run.pending_call_id = None
+        if result.status == "executed":
+            run.executions.append(skill)
+        return _loop(run, deps)
+    except FlowPilotError as exc:
+        return _end_with_error(run, database, exc)
+
+
+def _prepare(
+    run: RunState,
+    db: Database,
+    message: str,
+    config: Any,
+    limits: Limits,
+    executor: ExecuteClient | None,
+) -> _Deps:
+    from flowpilot.ai.accounting import RunBudget
+    from flowpilot.ai.client import model_client
+
+    started = time.perf_counter()
+    perception = perceive(db, run.tenant_id, message, thread_id=run.thread_id)
+    run.goal_frame = frame_goal(
+        message,
+        trigger=run.trigger,
+        offered_skills=[s.name for s in perception.offered],
+        constraints=perception.constraints,
+    )
+    frame = run.goal_frame.render()
+    history = [{"role": h["role"], "content": h["content"]} for h in perception.history]
+    if history and history[-1]["role"] == "user" and history[-1]["content"] == message:
+        history = history[:-1]  # the chat layer already stored this turn's message
+    run.messages = [
+        {
+            "role": "system",
+            "content": f"{perception.prompt}\n\n## This run\n{frame}",
+        },
+        *history[-8:],
+        {"role": "user", "content": message},
+    ]
+    run.tools = perception.tools
+    run.step(
+        "perceive",
+        input={"message": message},
+        output={
+            "layers": perception.layers,
+            "offered": [s.name for s in perception.offered],
+            "goal_frame": run.goal_frame.to_dict(),
+        },
+        duration_ms=int((time.perf_counter() - started) * 1000),
+    )
+    remaining = max(0, perception.daily_budget - perception.tokens_today)
+    return _Deps(
+        db,
+        executor or default_client(),
+        model_client(config),
+        limits,
+        RunBudget(limits.max_tokens, remaining),
+    )
+
+
+def _can_act(run: RunState, limits: Limits) -> bool:
+    return limits.max_executions is None or len(run.executions) < limits.max_executions
+
+
+def _loop(run: RunState, deps: _Deps) -> TurnResult:
+    while True:
+        if time.monotonic() - run.started > deps.limits.wall_clock_s:
+            return _stop(run, deps.db, "wall_clock", "I ran out of time for this request")
+        if run.tool_calls >= deps.limits.max_steps:
+            return _stop(run, deps.db, "step_limit", "I reached the step limit for one request")
+        acting = _can_act(run, deps.limits)
+        started = time.perf_counter()
+        reply = deps.model.complete(
+            run.messages,
+            tools=run.tools if acting and run.tools else None,
+            response_model=FinalAnswer,
+            budget=deps.budget,
+        )
+        _account(run, reply)
+        duration = int((time.perf_counter() - started) * 1000)
+        if reply.tool_calls and acting:
+            call = reply.tool_calls[0]
+            run.step(
+                "plan",
+                skill=call.name,
+                output={"tool": call.name, "arguments": call.arguments},
+                tokens=reply.usage.total,
+                duration_ms=duration,
+            )
+            run.messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": call.id,
+                            "type": "function",
+                            "function": {
+                                "name": call.name,
+                                "arguments": json.dumps(call.arguments),
+                            },
+                        }
+                    ],
+                }
+            )
+            run.tool_calls += 1
+            outcome = _act(run, deps, call.id, call.name, call.arguments)
+            if outcome is not None:
+                return outcome
+            continue
+        run.step("plan", output={"answer": True}, tokens=reply.usage.total, duration_ms=duration)
+        final = reply.parsed if isinstance(reply.parsed, FinalAnswer) else None
+        if final is None:
+            final = FinalAnswer(answer=reply.content or "", main_claim="", limitations=[])
+        return _answer(run, deps.db, final)
+
+
+def _account(run: RunState, reply: Any) -> None:
+    from flowpilot.ai.accounting import estimate_cost_usd
+
+    run.account(reply, estimate_cost_usd(reply.model, reply.usage))
+
+
+def _act(
+    run: RunState, deps: _Deps, call_id: str, skill: str, arguments: dict[str, Any]
+) -> TurnResult | None:
+    """Execute one tool call (or refuse one that was not offered); None means keep going."""
+    if skill not in run.offered:
+        result = ExecuteResult.problem(
+            "refused", "not_offered", f"{skill} is not one of the tools offered for this request"
+        )
+    else:
+        run.checkpoint(deps.db, with_state=False)  # the run's steps are on record before it acts
+        result = deps.executor.execute(
+            ExecuteRequest(
+                tenant_id=run.tenant_id,
+                actor=Actor(type="flowpilot", id=f"run:{run.run_id}"),
+                skill=skill,
+                arguments=arguments,
+                run_id=run.run_id,
+            )
+        )
+    if result.status == "pending_approval":
+        return _pause(run, deps.db, call_id, skill, arguments, result)
+    if result.status == "executed":
+        run.executions.append(skill)
+    _observe(run, deps, call_id, skill, arguments, result)
+    verdict = critic.assess(run.ledger)
+    run.step("critic", skill=skill, output=verdict.to_dict())
+    if verdict.decision == "stop_blocked":
+        return _answer(run, deps.db, None)
+    if verdict.decision == "ask_user":
+        return _answer(run, deps.db, None, question=True)
+    if verdict.decision == "narrow":
+        run.messages.append({"role": "system", "content": critic.guidance(verdict)})
+    return None
+
+
+def _observe(
+    run: RunState,
+    deps: _Deps,
+    call_id: str,
+    skill: str,
+    arguments: dict[str, Any],
+    result: ExecuteResult,
+) -> Observation:
+    error = result.error.model_dump() if result.error else None
+    observation = run.ledger.record(
+        Observation(
+            skill=skill,
+            arguments=arguments,
+            status=result.status,
+            result=plain(result.result),
+            error=plain(error),
+        )
+    )
+    run.work_log.append(_work_line(observation))
+    summary = "; ".join(observation.claims or observation.gaps or observation.boundaries)
+    data = json.dumps(plain(result.result), sort_keys=True)
+    run.messages.append(
+        {
+            "role": "tool",
+            "tool_call_id": call_id,
+            # Tool output is data: it is framed as such and never changes trust or tenant.
+            "content": json.dumps(
+                {
+                    "outcome": result.status,
+                    "summary": summary,
+                    "error": error,
+                    "data": data[:MAX_TOOL_DATA_CHARS],
+                }
+            ),
+        }
+    )
+    run.step(
+        "observe",
+        skill=skill,
+        output={
+            "claims": observation.claims,
+            "boundaries": observation.boundaries,
+            "gaps": observation.gaps,
+        },
+    )
+    return observation
+
+
+def _work_line(observation: Observation) -> str:
+    action = humanize(observation.skill)
+    if observation.status == "executed":
+        detail = observation.claims[0] if observation.claims else "done"
+        return f"{action.capitalize()}: {detail}"
+    if observation.status == "pending_approval":
+        return f"Asked for your approval to {action}"
+    reason = observation.gaps[0] if observation.gaps else "it did not work"
+    return f"Tried to {action}, but: {reason}"
+
+
+def _pause(
+    run: RunState,
+    db: Database,
+    call_id: str,
+    skill: str,
+    arguments: dict[str, Any],
+    result: ExecuteResult,
+) -> TurnResult:
+    assert result.approval_id is not None
+    run.ledger.record(Observation(skill=skill, arguments=arguments, status="pending_approval"))
+    run.work_log.append(f"Asked for your approval to {humanize(skill)}")
+    run.pending_call_id = call_id
+    summary = _describe(skill, arguments)
+    run.confirmations = [Confirmation(approval_id=result.approval_id, skill=skill, summary=summary)]
+    known = run.ledger.claims
+    lead = " ".join(known[:3]) + " " if known else ""
+    content = f"{lead}I need your approval before I {summary}. Approve it and I will carry on."
+    run.answer = _projection(run, quality_gate(content, run.ledger))
+    run.step("answer", output={"content": run.answer.content, "waiting_for": skill})
+    run.checkpoint(db, "waiting_approval", stop_reason="waiting_approval")
+    _post_to_thread(run, db)
+    return _result(run, "waiting_approval", "waiting_approval")
+
+
+def _describe(skill: str, arguments: dict[str, Any]) -> str:
+    shown = [
+        f"{humanize(k)} {v}"
+        for k, v in arguments.items()
+        if isinstance(v, str | int | float) and v not in ("", None)
+    ][:3]
+    details = f" ({', '.join(str(s)[:80] for s in shown)})" if shown else ""
+    return f"{humanize(skill)}{details}"
+
+
+def _answer(
+    run: RunState, db: Database, final: FinalAnswer | None, *, question: bool = False
+) -> TurnResult:
+    if final is not None and final.answer.strip():
+        content = quality_gate(final.answer, run.ledger, final.limitations)
+    else:
+        content = quality_gate(from_claims(run.ledger), run.ledger)
+    if question:
+        content += "\n\nCould you give me the missing details so I can try again?"
+    run.answer = _projection(run, content)
+    run.step("answer", output={"content": content})
+    run.checkpoint(db, "completed", stop_reason="answered")
+    _post_to_thread(run, db)
+    return _result(run, "completed", "answered")
+
+
+def _stop(run: RunState, db: Database, reason: str, why: str) -> TurnResult:
+    known = from_claims(run.ledger) if run.ledger.observations else ""
+    content = f"{why}, so I stopped here." + (f" What I found so far: {known}" if known else "")
+    run.answer = _projection(run, quality_gate(content, run.ledger))
+    run.step("answer", output={"content": run.answer.content, "stopped": reason})
+    run.checkpoint(db, "stopped", stop_reason=reason)
+    _post_to_thread(run, db)
+    return _result(run, "stopped", reason)
+
+
+CUSTOMER_ERRORS = {
+    "model_timeout": "the AI model did not answer in time",
+    "invalid_output": "the AI model's reply could not be understood",
+    "run_budget_exceeded": "this request used up its allowance of AI work",
+    "daily_budget_exceeded": "today's AI budget for this workspace is spent",
+}
+
+
+def _end_with_error(run: RunState, db: Database, exc: FlowPilotError) -> TurnResult:
+    """Finish a run cleanly after an error: a clear reason, nothing half-written."""
+    status = "stopped" if isinstance(exc, BudgetExceeded) else "failed"
+    reason = CUSTOMER_ERRORS.get(exc.code)
+    if reason is None and isinstance(exc, ModelTimeout):
+        reason = CUSTOMER_ERRORS["model_timeout"]
+    if reason is None:
+        reason = exc.message if isinstance(exc, BudgetExceeded) else "of a problem on my side"
+    done = f" Before that: {'; '.join(run.work_log)}." if run.work_log else " Nothing was changed."
+    content = f"I could not finish this because {reason}.{done}"
+    run.answer = _projection(run, quality_gate(content, run.ledger))
+    run.step("answer", output={"content": run.answer.content, "error": exc.code})
+    logger.warning("run ended early", run_id=str(run.run_id), code=exc.code, status=status)
+    try:
+        run.checkpoint(db, status, stop_reason=exc.code, error=exc.to_dict())
+        _post_to_thread(run, db)
+    except FlowPilotError:
+        logger.exception("could not record the end of a run", run_id=str(run.run_id))
+    return _result(run, status, exc.code)
+
+
+def _projection(run: RunState, content: str) -> Answer:
+    actions = [
+        Action(
+            label=f"{label}: {c.summary}", method="POST", path=f"/approvals/{c.approval_id}/{verb}"
+        )
+        for c in run.confirmations
+        for label, verb in (("Approve", "approve"), ("Decline", "reject"))
+    ]
+    writes = {
+        t["function"]["name"]
+        for t in run.tools
+        if t["function"].get("x-flowpilot-side-effects") == "write"
+    }
+    # What the run made or changed (reads are in the work log, not artifacts).
+    artifacts = [
+        Artifact(kind=o.skill, title=humanize(o.skill).capitalize(), content={"claims": o.claims})
+        for o in run.ledger.observations
+        if o.status == "executed" and o.skill in writes and o.claims
+    ]
+    return Answer(
+        content=content,
+        work_log=list(run.work_log),
+        artifacts=artifacts,
+        actions=actions,
+        confirmations=list(run.confirmations),
+    )
+
+
+def _post_to_thread(run: RunState, db: Database) -> None:
+    if run.thread_id is None or run.answer is None:
+        return
+    db.one(
+        run.tenant_id,
+        "thread_message_add",
+        thread_id=run.thread_id,
+        role="assistant",
+        content=run.answer.content,
+        projection=run.answer.model_dump(mode="json"),
+        run_id=run.run_id,
+    )
+
+
+def _result(run: RunState, status: str, reason: str | None) -> TurnResult:
+    assert run.answer is not None
+    return TurnResult(
+        run_id=run.run_id,
+        status=status,
+        answer=run.answer,
+        provider=run.provider,
+        model=run.model,
+        tokens=run.tokens,
+        model_calls=run.model_calls,
+        stop_reason=reason,
+        executions=list(run.executions),
+        observations=run.ledger.to_list(),
+    )
