@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/flowpilot db migrate
+	$(BIN)/flowpilot seed demo --if-empty
 	$(BIN)/flowpilot up
 
 test: lint unit

@@ -150,7 +150,7 @@ CREATE TABLE IF NOT EXISTS agent_skills (
         CHECK (trust_level IN ('auto', 'notify', 'approve', 'blocked')),
     mcp_exposed boolean NOT NULL DEFAULT false,
     groups text[] NOT NULL DEFAULT '{}',
-    module text NOT NULL DEFAULT 'flowpilot',
+    module text NOT NULL DEFAULT 'core',
     enabled boolean NOT NULL DEFAULT true,
     pack text NOT NULL DEFAULT 'builtin',
     config jsonb NOT NULL DEFAULT '{}'::jsonb,
@@ -545,6 +545,24 @@ $$;
 -- Hot paths as single statements
 -- ---------------------------------------------------------------------------------------
 
+-- How many of a tenant's automations are due: a cron time has come, or an event or signal
+-- of the kind they react to arrived since they last ran (their own runs excepted).
+CREATE OR REPLACE FUNCTION flowpilot_due_automations(p_tenant uuid) RETURNS integer
+LANGUAGE sql STABLE AS $$
+    SELECT count(*)::integer FROM automations a
+    WHERE a.tenant_id = p_tenant AND a.enabled AND (
+           (a.trigger_kind = 'cron' AND a.next_run_at <= now())
+        OR (a.trigger_kind = 'event' AND EXISTS (
+                SELECT 1 FROM agent_events e
+                WHERE e.tenant_id = p_tenant AND e.kind = a.trigger_spec
+                  AND e.created_at > COALESCE(a.last_run_at, a.created_at)
+                  AND (e.payload ->> 'automation_id') IS DISTINCT FROM a.automation_id::text))
+        OR (a.trigger_kind = 'signal' AND EXISTS (
+                SELECT 1 FROM signals g
+                WHERE g.tenant_id = p_tenant AND g.kind = a.trigger_spec
+                  AND g.created_at > COALESCE(a.last_run_at, a.created_at))))
+$$;
+
 -- The first step of a heartbeat tick, in one round trip: claim the tenant's lease with one
 -- conditional upsert; if claimed, read the guards (module, budget, failures) and what is
 -- pending. An idle tick then costs one more round trip (heartbeat_finish) and no model call.
@@ -561,7 +579,7 @@ CREATE OR REPLACE FUNCTION flowpilot_heartbeat_begin(
     due_automations integer,
     approved_approvals integer,
     stale_approvals integer,
-    waiting_runs integer,
+    resumable_runs integer,
     unpublished_outbox integer
 )
 LANGUAGE plpgsql AS $$
@@ -595,15 +613,19 @@ BEGIN
          WHERE h.tenant_id = p_tenant AND h.outcome = 'failed'),
         (SELECT count(*)::integer FROM agent_objectives o
          WHERE o.tenant_id = p_tenant AND o.status = 'open'),
-        (SELECT count(*)::integer FROM automations a
-         WHERE a.tenant_id = p_tenant AND a.enabled AND a.next_run_at <= now()),
+        flowpilot_due_automations(p_tenant),
         (SELECT count(*)::integer FROM agent_approvals p
          WHERE p.tenant_id = p_tenant AND p.status = 'approved'),
         (SELECT count(*)::integer FROM agent_approvals p
          WHERE p.tenant_id = p_tenant AND p.status = 'pending' AND p.expires_at <= now()),
+        -- Paused runs whose approval was settled, and runs a crash left 'running'.
         (SELECT count(*)::integer FROM agent_runs r
-         WHERE r.tenant_id = p_tenant AND r.status = 'running'
-           AND r.trigger = 'heartbeat' AND r.started_at < now() - interval '15 minutes'),
+         WHERE r.tenant_id = p_tenant
+           AND ((r.status = 'waiting_approval' AND EXISTS (
+                    SELECT 1 FROM agent_approvals a
+                    WHERE a.tenant_id = p_tenant AND a.run_id = r.run_id
+                      AND a.status IN ('executed', 'failed', 'rejected', 'expired')))
+                OR (r.status = 'running' AND r.started_at < now() - interval '15 minutes'))),
         (SELECT count(*)::integer FROM outbox x
          WHERE x.tenant_id = p_tenant AND x.published_at IS NULL);
 END

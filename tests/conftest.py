@@ -18,6 +18,7 @@ from flowpilot.testing.fixtures import (  # noqa: F401
     scripted_model,
     scripted_model_server,
 )
+from flowpilot.testing.scripted_model import ScriptedModelServer
 
 _ENV_PREFIXES = ("FLOWPILOT_", "OPENAI_", "SUPABASE_", "DATABASE_URL", "AGENT_EXECUTE")
 
@@ -35,6 +36,19 @@ def clean_settings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Tem
     reset_settings()
     yield
     reset_settings()
+
+
+@pytest.fixture
+def model(
+    scripted_model: ScriptedModelServer,  # noqa: F811 - the imported fixture, requested
+    monkeypatch: pytest.MonkeyPatch,
+) -> ScriptedModelServer:
+    """The scripted model, configured as the provider FlowPilot's settings point at."""
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_model.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("FLOWPILOT_MODEL_TIMEOUT", "1.5")
+    reset_settings()
+    return scripted_model
 
 
 @pytest.fixture(scope="session")

@@ -420,7 +420,7 @@ def test_heuristic_picks_the_first_tool_it_can_fill() -> None:
     assert reply.content is None and reply.provider == "heuristic" and reply.usage.estimated
 
 
-def test_heuristic_prefers_read_tools_when_marked() -> None:
+def test_heuristic_follows_the_offered_order() -> None:
     write = {
         "type": "function",
         "function": {
@@ -429,9 +429,12 @@ def test_heuristic_prefers_read_tools_when_marked() -> None:
             "x-flowpilot-side-effects": "write",
         },
     }
-    reply = offline_client().complete(USER, tools=[write, SEARCH_TOOL])
+    # The engine offers tools best-first (the scorer's order); the heuristic keeps it.
+    reply = offline_client().complete(USER, tools=[SEARCH_TOOL, write])
     assert reply.tool_calls[0].name == "search_jobs"
     assert reply.tool_calls[0].arguments == {"query": "Which jobs are overdue?"}
+    reply = offline_client().complete(USER, tools=[write, SEARCH_TOOL])
+    assert reply.tool_calls[0].name == "send_message"
 
 
 def test_heuristic_answers_from_tool_results() -> None:

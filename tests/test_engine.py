@@ -5,9 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import pytest
-
-from flowpilot.config import reset_settings
 from flowpilot.db import Database
 from flowpilot.execute.models import Actor
 from flowpilot.reasoning.decisions import decide
@@ -18,23 +15,6 @@ from flowpilot.testing.scripted_model import ScriptedModelServer
 
 OWNER = Actor(type="user", id="owner")
 SEARCH = {"query": "gate code", "category": None, "limit": None}
-
-
-def final(answer: str, limitations: list[str] | None = None) -> script.Reply:
-    return script.structured(
-        {"answer": answer, "main_claim": answer.split(".")[0], "limitations": limitations or []}
-    )
-
-
-@pytest.fixture
-def model(
-    scripted_model: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
-) -> ScriptedModelServer:
-    monkeypatch.setenv("OPENAI_BASE_URL", scripted_model.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("FLOWPILOT_MODEL_TIMEOUT", "1.5")
-    reset_settings()
-    return scripted_model
 
 
 def rows(db: Database, sql: str, *params: Any) -> list[dict[str, Any]]:
@@ -59,7 +39,7 @@ def test_a_two_tool_turn_completes_with_runs_steps_and_a_readable_work_log(
     model.queue(
         script.tool_call("memory_search", SEARCH),
         script.tool_call("get_briefing", {}),
-        final("The gate code is 4411, and nothing else needs you today."),
+        script.final_answer("The gate code is 4411, and nothing else needs you today."),
     )
     result = run_turn(
         tenant.tenant_id, "What's the yard gate code, and anything urgent?", actor=OWNER, db=db
@@ -105,7 +85,7 @@ def test_an_approve_skill_pauses_the_run_and_approval_resumes_it(
     assert rows(db, "SELECT count(*) AS n FROM mailbox")[0]["n"] == 0
     assert rows(db, "SELECT status FROM agent_runs")[0]["status"] == "waiting_approval"
 
-    model.queue(final("I emailed Pat the quote."))
+    model.queue(script.final_answer("I emailed Pat the quote."))
     approval, execution = decide(
         db, tenant.tenant_id, confirmation.approval_id, approve=True, by="owner"
     )
@@ -131,7 +111,7 @@ def test_a_spent_daily_budget_stops_before_any_model_call(
 def test_a_model_timeout_ends_the_run_cleanly(
     db: Database, tenant: NewTenant, model: ScriptedModelServer
 ) -> None:
-    model.queue(script.delay(3.0, final("too late")))
+    model.queue(script.delay(3.0, script.final_answer("too late")))
     result = run_turn(tenant.tenant_id, "Anything new?", actor=OWNER, db=db)
     assert result.status == "failed" and result.stop_reason == "model_timeout"
     assert "did not answer in time" in result.answer.content
@@ -143,7 +123,9 @@ def test_a_model_timeout_ends_the_run_cleanly(
 def test_a_429_is_retried_then_succeeds(
     db: Database, tenant: NewTenant, model: ScriptedModelServer
 ) -> None:
-    model.queue(script.error(429, "slow down", retry_after=0), final("All quiet today."))
+    model.queue(
+        script.error(429, "slow down", retry_after=0), script.final_answer("All quiet today.")
+    )
     result = run_turn(tenant.tenant_id, "Anything new?", actor=OWNER, db=db)
     assert result.status == "completed" and result.answer.content == "All quiet today."
     assert len(model.requests) == 2
@@ -152,7 +134,7 @@ def test_a_429_is_retried_then_succeeds(
 def test_invalid_structured_output_is_repaired_once(
     db: Database, tenant: NewTenant, model: ScriptedModelServer
 ) -> None:
-    model.queue(script.invalid_json('{"answer": "half'), final("All quiet today."))
+    model.queue(script.invalid_json('{"answer": "half'), script.final_answer("All quiet today."))
     result = run_turn(tenant.tenant_id, "Anything new?", actor=OWNER, db=db)
     assert result.status == "completed" and result.answer.content == "All quiet today."
 
@@ -196,7 +178,7 @@ def test_tool_output_cannot_steer_the_engine_into_unapproved_actions(
 def test_a_tool_that_was_not_offered_is_never_executed(
     db: Database, tenant: NewTenant, model: ScriptedModelServer
 ) -> None:
-    model.queue(script.tool_call("drop_database", {}), final("I can't do that."))
+    model.queue(script.tool_call("drop_database", {}), script.final_answer("I can't do that."))
     result = run_turn(tenant.tenant_id, "Anything new?", actor=OWNER, db=db)
     assert result.status == "completed"
     assert rows(db, "SELECT count(*) AS n FROM audit_log")[0]["n"] == 0

@@ -32,7 +32,7 @@ def test_agent_execute_answers_the_direct_invoke_contract(db: Database) -> None:
 
 def test_heartbeat_ticks_nothing_when_no_tenant_has_work(db: Database, tenant: NewTenant) -> None:
     response = invoke_function("HeartbeatFunction", load_event("heartbeat_schedule"))
-    assert response == {"ok": True, "ticks": []}
+    assert response == {"ok": True, "ticks": [], "fanned_out": 0}
 
 
 def test_signal_planner_plans_a_queued_signal_once(db: Database, tenant: NewTenant) -> None:
@@ -125,7 +125,7 @@ def test_the_cli_invoke_prints_json_and_exits_by_outcome(db: Database) -> None:
         cwd=ROOT, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
-    assert json.loads(ok.stdout) == {"ok": True, "ticks": []}
+    assert json.loads(ok.stdout) == {"ok": True, "ticks": [], "fanned_out": 0}
     broken = subprocess.run(
         [*cli, "SignalPlannerFunction", "--event", "events/heartbeat_schedule.json"],
         cwd=ROOT, capture_output=True, text=True, check=False,

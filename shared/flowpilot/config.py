@@ -46,6 +46,7 @@ class Settings(BaseModel):
     sender_email: str | None = Field(None, alias="SENDER_EMAIL")
     max_body_bytes: int = Field(256 * 1024, ge=1024, alias="FLOWPILOT_MAX_BODY_BYTES")
     heartbeat_fanout_threshold: int = Field(5, ge=1, alias="FLOWPILOT_HEARTBEAT_FANOUT")
+    heartbeat_function: str | None = Field(None, alias="HEARTBEAT_FUNCTION")
 
     # Local stack
     host: str = Field("127.0.0.1", alias="FLOWPILOT_HOST")

@@ -27,9 +27,20 @@ OFFLINE_LABEL = "(Answered by FlowPilot's offline reasoner: no AI model is confi
 NO_EVIDENCE = "I could not find anything to answer that with."
 SIDE_EFFECTS_KEY = "x-flowpilot-side-effects"
 TEXT_PARAMS = frozenset(
-    {"query", "q", "text", "search", "question", "topic", "title", "subject", "content",
-     "goal", "message"}
-)  # fmt: skip
+    {
+        "query",
+        "q",
+        "text",
+        "search",
+        "question",
+        "topic",
+        "title",
+        "subject",
+        "content",
+        "goal",
+        "message",
+    }
+)
 ANSWER_FIELDS = ("answer", "content", "text", "message", "reply")
 LABEL_KEYS = ("title", "name", "summary", "subject", "label", "text", "content", "description")
 _SKIP_KEYS = frozenset({"ok", "success"})
@@ -97,11 +108,9 @@ def current_turn(messages: list[dict[str, Any]]) -> tuple[str, list[tuple[str, A
 
 
 def choose_tool(tools: list[dict[str, Any]] | None, user_text: str) -> ToolCall | None:
-    """The first offered tool (read-only ones first, when marked) whose arguments fit."""
+    """The first offered tool whose arguments fit. The engine offers tools best-first by the
+    skill scorer, so this follows the skills' own metadata; safety is the trust gate's job."""
     functions = [tool.get("function", tool) for tool in tools or [] if isinstance(tool, dict)]
-    if any(SIDE_EFFECTS_KEY in fn for fn in functions):
-        reads = [fn for fn in functions if fn.get(SIDE_EFFECTS_KEY) == "read"]
-        functions = reads + [fn for fn in functions if fn.get(SIDE_EFFECTS_KEY) != "read"]
     for fn in functions:
         arguments = fill_arguments(fn.get("parameters") or {}, user_text)
         if arguments is not None and fn.get("name"):

@@ -12,8 +12,13 @@ FunctionName = Literal[
     "chat", "heartbeat", "signal_planner", "critic", "reflect", "workflow_branch"
 ]
 FUNCTIONS: tuple[FunctionName, ...] = (
-    "chat", "heartbeat", "signal_planner", "critic", "reflect", "workflow_branch",
-)  # fmt: skip
+    "chat",
+    "heartbeat",
+    "signal_planner",
+    "critic",
+    "reflect",
+    "workflow_branch",
+)
 
 
 @dataclass(frozen=True)

@@ -68,9 +68,31 @@ def _base_app(title: str) -> FastAPI:
 
 
 def _chat_routers() -> list[Any]:
-    from flowpilot.api.routes import approvals, health, model_routing, skills, threads
+    from flowpilot.api.routes import (
+        approvals,
+        automations,
+        briefing,
+        health,
+        heartbeat,
+        model_routing,
+        objectives,
+        skills,
+        soul,
+        threads,
+    )
 
-    return [health.router, approvals.router, skills.router, threads.router, model_routing.router]
+    return [
+        health.router,
+        approvals.router,
+        skills.router,
+        threads.router,
+        model_routing.router,
+        objectives.router,
+        soul.router,
+        briefing.router,
+        heartbeat.router,
+        automations.router,
+    ]
 
 
 def _execute_routers() -> list[Any]:

@@ -8,11 +8,16 @@ from collections.abc import Sequence
 
 from flowpilot.cli import (
     approvals_commands,
+    automations_command,
     chat_command,
     db_commands,
+    heartbeat_command,
     invoke_command,
     mail_command,
+    objectives_command,
+    seed_command,
     skills_commands,
+    soul_command,
     tenant_commands,
     up_command,
 )
@@ -24,6 +29,11 @@ COMMANDS = (
     tenant_commands,
     skills_commands,
     approvals_commands,
+    objectives_command,
+    seed_command,
+    soul_command,
+    heartbeat_command,
+    automations_command,
     chat_command,
     mail_command,
     invoke_command,

@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from flowpilot.config import get_settings
+from flowpilot.db import Database
 from flowpilot.errors import FlowPilotError
 from flowpilot.execute.models import ExecuteRequest, ExecuteResult
 
@@ -20,10 +21,13 @@ class ExecuteClient(Protocol):
 
 
 class InProcessClient:
+    def __init__(self, db: Database | None = None) -> None:
+        self.db = db
+
     def execute(self, request: ExecuteRequest) -> ExecuteResult:
         from flowpilot.execute.service import execute
 
-        return execute(request)
+        return execute(request, db=self.db)
 
 
 class LambdaClient:
@@ -56,8 +60,9 @@ def _lambda_client() -> Any:
     return boto3.client("lambda")
 
 
-def default_client() -> ExecuteClient:
+def default_client(db: Database | None = None) -> ExecuteClient:
+    """The transport the settings choose; in-process calls use ``db`` (default: get_db())."""
     settings = get_settings()
     if settings.execute_via_lambda and settings.agent_execute_function:
         return LambdaClient(settings.agent_execute_function)
-    return InProcessClient()
+    return InProcessClient(db)

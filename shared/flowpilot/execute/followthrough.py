@@ -22,4 +22,4 @@ def follow_through(
         approval_id=approval["approval_id"],
         run_id=approval.get("run_id"),
     )
-    return (client or default_client()).execute(request)
+    return (client or default_client(db)).execute(request)

@@ -50,10 +50,12 @@ def argument_problems(skill: dict[str, Any], arguments: dict[str, Any]) -> list[
     schema_json = json.dumps(skill["parameters"], sort_keys=True)
     validator = _validator(skill["version_hash"], schema_json)
     return [
-        {"field": ".".join(str(p) for p in error.absolute_path) or "(arguments)",
-         "problem": error.message}
+        {
+            "field": ".".join(str(p) for p in error.absolute_path) or "(arguments)",
+            "problem": error.message,
+        }
         for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
-    ]  # fmt: skip
+    ]
 
 
 def _execute(request: ExecuteRequest, db: Database) -> ExecuteResult:

@@ -36,7 +36,14 @@ def handle_schedule(event: Any) -> dict[str, Any]:
         logger.warning("malformed heartbeat event", error=exc.message)
         return {"ok": False, **error_body(exc)[1]}
     from flowpilot.db import get_db
-    from flowpilot.heartbeat.scheduler import run_heartbeat
+    from flowpilot.heartbeat.scheduler import run_heartbeat, run_scheduled
 
-    reports = run_heartbeat(get_db(), tenant_id=target)
-    return {"ok": True, "ticks": [report.to_dict() for report in reports]}
+    if target is not None:  # a fanned-out tick for one tenant
+        reports = run_heartbeat(get_db(), tenant_id=target)
+        return {"ok": True, "ticks": [report.to_dict() for report in reports], "fanned_out": 0}
+    scheduled = run_scheduled(get_db())
+    return {
+        "ok": True,
+        "ticks": [report.to_dict() for report in scheduled.ticks],
+        "fanned_out": scheduled.fanned_out,
+    }

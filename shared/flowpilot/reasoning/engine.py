@@ -59,6 +59,7 @@ class TurnResult:
     stop_reason: str | None = None
     executions: list[str] = field(default_factory=list)
     observations: list[dict[str, Any]] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)  # executed skills that changed something
 
 
 @dataclass
@@ -81,8 +82,12 @@ def run_turn(
     db: Database | None = None,
     limits: Limits | None = None,
     executor: ExecuteClient | None = None,
+    intent: str | None = None,
 ) -> TurnResult:
-    """Run the engine for one request; the run row is created before anything else."""
+    """Run the engine for one request; the run row is created before anything else.
+
+    ``intent`` (default: the message) is what the skill scorer ranks skills for: the
+    heartbeat passes the objective's next step rather than its whole instruction."""
     from flowpilot.ai.routing import resolve_ai_config
 
     database = db or get_db()
@@ -110,7 +115,7 @@ def run_turn(
     )
     limits = limits or Limits()
     try:
-        deps = _prepare(run, database, message, config, limits, executor)
+        deps = _prepare(run, database, message, intent or message, config, limits, executor)
         return _loop(run, deps)
     except FlowPilotError as exc:
         return _end_with_error(run, database, exc)
@@ -144,7 +149,7 @@ def resume(
         )
         deps = _Deps(
             database,
-            executor or default_client(),
+            executor or default_client(database),
             model_client(config),
             limits,
             RunBudget(max(0, limits.max_tokens - run.tokens), None),
@@ -176,6 +181,7 @@ def _prepare(
     run: RunState,
     db: Database,
     message: str,
+    intent: str,
     config: Any,
     limits: Limits,
     executor: ExecuteClient | None,
@@ -184,7 +190,7 @@ def _prepare(
     from flowpilot.ai.client import model_client
 
     started = time.perf_counter()
-    perception = perceive(db, run.tenant_id, message, thread_id=run.thread_id)
+    perception = perceive(db, run.tenant_id, intent, thread_id=run.thread_id)
     run.goal_frame = frame_goal(
         message,
         trigger=run.trigger,
@@ -217,7 +223,7 @@ def _prepare(
     remaining = max(0, perception.daily_budget - perception.tokens_today)
     return _Deps(
         db,
-        executor or default_client(),
+        executor or default_client(db),
         model_client(config),
         limits,
         RunBudget(limits.max_tokens, remaining),
@@ -478,16 +484,11 @@ def _projection(run: RunState, content: str) -> Answer:
         for c in run.confirmations
         for label, verb in (("Approve", "approve"), ("Decline", "reject"))
     ]
-    writes = {
-        t["function"]["name"]
-        for t in run.tools
-        if t["function"].get("x-flowpilot-side-effects") == "write"
-    }
     # What the run made or changed (reads are in the work log, not artifacts).
     artifacts = [
         Artifact(kind=o.skill, title=humanize(o.skill).capitalize(), content={"claims": o.claims})
         for o in run.ledger.observations
-        if o.status == "executed" and o.skill in writes and o.claims
+        if o.status == "executed" and o.skill in run.write_skills and o.claims
     ]
     return Answer(
         content=content,
@@ -525,4 +526,5 @@ def _result(run: RunState, status: str, reason: str | None) -> TurnResult:
         stop_reason=reason,
         executions=list(run.executions),
         observations=run.ledger.to_list(),
+        writes=[skill for skill in run.executions if skill in run.write_skills],
     )

@@ -56,6 +56,15 @@ class RunState:
     def offered(self) -> set[str]:
         return {tool["function"]["name"] for tool in self.tools}
 
+    @property
+    def write_skills(self) -> set[str]:
+        """Offered skills that change something (reflection follows each of them)."""
+        return {
+            tool["function"]["name"]
+            for tool in self.tools
+            if tool["function"].get("x-flowpilot-side-effects") == "write"
+        }
+
     def step(
         self,
         kind: str,

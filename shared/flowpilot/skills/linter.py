@@ -26,13 +26,30 @@ MIN_DESCRIPTION = 30
 # patternProperties, uniqueItems, minProperties, ... are rejected or ignored.
 STRICT_KEYWORDS = frozenset(
     {
-        "type", "properties", "required", "additionalProperties", "items", "enum", "const",
-        "anyOf", "$ref", "$defs", "definitions", "description", "title",
-        "pattern", "format",
-        "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-        "minItems", "maxItems",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "$ref",
+        "$defs",
+        "definitions",
+        "description",
+        "title",
+        "pattern",
+        "format",
+        "multipleOf",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
     }
-)  # fmt: skip
+)
 STRICT_FORMATS = frozenset(
     {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 )

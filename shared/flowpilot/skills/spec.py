@@ -51,7 +51,8 @@ class SkillSpec(BaseModel):
     trust_level: TrustLevel | None = None
     mcp_exposed: bool = False
     groups: list[str] = Field(default_factory=list)
-    module: str = "flowpilot"
+    # Skills of an optional module appear only while that module is on; "core" is always on.
+    module: str = "core"
     enabled: bool = True
     # Handler settings: a sql: skill's template, a webhook's timeout and size cap, ...
     config: dict[str, Any] = Field(default_factory=dict)

@@ -305,3 +305,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+
+def final_answer(answer: str, limitations: list[str] | None = None) -> Reply:
+    """The reasoning engine's structured final answer (its FinalAnswer schema)."""
+    return structured(
+        {"answer": answer, "main_claim": answer.split(".")[0], "limitations": limitations or []}
+    )

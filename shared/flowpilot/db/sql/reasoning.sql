@@ -42,7 +42,7 @@ SELECT
         AS tokens_today,
     (SELECT daily_token_budget FROM tenants WHERE tenant_id = %(tenant_id)s) AS daily_budget,
     (SELECT md5(string_agg(s.name || s.version_hash || s.enabled::text
-                           || COALESCE(mo.enabled, true)::text, ',' ORDER BY s.name))
+                           || (s.module = 'core' OR COALESCE(mo.enabled, false))::text, ',' ORDER BY s.name))
      FROM agent_skills s
      LEFT JOIN modules mo ON mo.tenant_id = s.tenant_id AND mo.module = s.module
      WHERE s.tenant_id = %(tenant_id)s) AS catalog_version;

@@ -32,9 +32,11 @@ WHERE s.version_hash IS DISTINCT FROM EXCLUDED.version_hash
 RETURNING name, (xmax = 0) AS inserted;
 
 -- name: skill_list
+-- A skill of an optional module is usable only while the tenant has that module on;
+-- 'core' skills always are.
 SELECT s.name, s.description, s.handler, s.category, s.side_effects, s.trust_level,
        s.mcp_exposed, s.groups, s.module, s.enabled, s.pack, s.version_hash, s.updated_at,
-       COALESCE(m.enabled, s.module = 'flowpilot') AS module_enabled
+       (s.module = 'core' OR COALESCE(m.enabled, false)) AS module_enabled
 FROM agent_skills s
 LEFT JOIN modules m ON m.tenant_id = s.tenant_id AND m.module = s.module
 WHERE s.tenant_id = %(tenant_id)s
@@ -44,7 +46,7 @@ ORDER BY s.name;
 -- What the scorer and the planner need: every skill with its module state and recent wins.
 SELECT s.name, s.description, s.parameters, s.side_effects, s.trust_level, s.enabled,
        s.category, s.version_hash,
-       COALESCE(m.enabled, true) AS module_enabled,
+       (s.module = 'core' OR COALESCE(m.enabled, false)) AS module_enabled,
        COALESCE(w.successes, 0) AS recent_successes
 FROM agent_skills s
 LEFT JOIN modules m ON m.tenant_id = s.tenant_id AND m.module = s.module
@@ -61,7 +63,7 @@ ORDER BY s.name;
 -- trust policies that could apply, and the approval named by the request (if any).
 SELECT s.name, s.handler, s.category, s.side_effects, s.trust_level, s.enabled,
        s.parameters, s.config, s.version_hash,
-       COALESCE(m.enabled, s.module = 'flowpilot' OR s.module = 'core') AS module_enabled,
+       (s.module = 'core' OR COALESCE(m.enabled, false)) AS module_enabled,
        t.autonomy,
        COALESCE((SELECT jsonb_agg(jsonb_build_object(
                     'skill', p.skill, 'category', p.category, 'actor_type', p.actor_type,
