@@ -164,7 +164,12 @@ def test_the_heartbeat_function_ticks_due_tenants_from_the_scheduler_event(
     assert response["ok"] is True and response["fanned_out"] == 0
     [ticked] = response["ticks"]
     assert ticked["tenant_id"] == str(tenant.tenant_id)
-    assert ticked["outcome"] in {"executed", "idle"} and ticked["model_calls"] >= 1
+    assert ticked["outcome"] == "executed" and ticked["skill"] == "get_briefing"
+    assert ticked["model_calls"] >= 1
+    # A read that did its step moves the plan on; a critique is owed only for writes.
+    [row] = rows(db, "SELECT progress, status FROM agent_objectives")
+    assert row["progress"]["plan"][0]["status"] == "done" and row["status"] == "completed"
+    assert rows(db, "SELECT count(*) AS n FROM agent_reflections")[0]["n"] == 0
 
 
 def test_beyond_a_handful_of_tenants_ticks_fan_out(

@@ -15,9 +15,9 @@ from flowpilot.skills.linter import (
     lint_files,
     lint_pack,
     lint_rows,
-    poisoning_problems,
     strict_schema_problems,
 )
+from flowpilot.skills.poisoning import poisoning_problems
 from flowpilot.skills.spec import parse_pack
 
 PACKS = Path(__file__).parent / "fixtures" / "packs"

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import json
 import threading
 import time
 import uuid
-import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -458,43 +456,14 @@ def fresh_lambda_client() -> Iterator[None]:
     lambda_invoke.reset_client()
 
 
-def _zip() -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("app.py", "def handler(event, context):\n    return event\n")
-    return buffer.getvalue()
-
-
 def test_lambda_against_moto_without_docker(
     aws: MotoServer,
     fresh_lambda_client: None,
 ) -> None:
-    import boto3
 
     # moto's "simple" Lambda backend answers invokes without Docker: it echoes the payload,
     # or returns results queued through /moto-api/static/lambda-simple/response.
-    aws.configure({"lambda": {"use_docker": False}})
-    try:
-        trust = {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Service": "lambda.amazonaws.com"},
-                    "Action": "sts:AssumeRole",
-                }
-            ],
-        }
-        role = boto3.client("iam").create_role(
-            RoleName="skill-role", AssumeRolePolicyDocument=json.dumps(trust)
-        )["Role"]["Arn"]
-        boto3.client("lambda").create_function(
-            FunctionName="crm-skill",
-            Runtime="python3.12",
-            Role=role,
-            Handler="app.handler",
-            Code={"ZipFile": _zip()},
-        )
+    with aws.simple_lambda("crm-skill"):
         run_id = uuid.uuid4()
         ctx = make_ctx(None, uuid.uuid4(), "lambda:crm-skill", name="crm_lookup", run_id=run_id)
 
@@ -507,13 +476,8 @@ def test_lambda_against_moto_without_docker(
             "run_id": str(run_id),
         }
 
-        aws.post(
-            "/moto-api/static/lambda-simple/response",
-            {"results": [json.dumps({"found": True})], "region": "us-east-1"},
-        )
+        aws.queue_lambda_results({"found": True})
         assert lambda_invoke.run(ctx, {"customer": "c-1"}) == {"found": True}
-    finally:
-        aws.configure({"lambda": {"use_docker": True}})
 
 
 @pytest.fixture

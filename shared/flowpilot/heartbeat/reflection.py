@@ -18,10 +18,10 @@ from flowpilot.reasoning.ledger import humanize
 @dataclass
 class Reflection:
     skill: str
-    outcome: str  # success | partial | no_effect | negative
-    critique: str
-    lesson: str
-    lesson_key: str
+    outcome: str | None  # success | partial | no_effect | negative; None: progress only
+    critique: str | None
+    lesson: str | None
+    lesson_key: str | None
     progress: dict[str, Any] | None = None
     kpis: list[dict[str, Any]] | None = None
     objective_status: str | None = None
@@ -73,6 +73,17 @@ def reflect(
     return reflection
 
 
+def progress_only(
+    observation: dict[str, Any], objective: dict[str, Any], *, now: dt.datetime | None = None
+) -> Reflection:
+    """A read skill that did its step moves the plan on; no critique is owed for a read."""
+    step = Reflection(
+        skill=observation["skill"], outcome=None, critique=None, lesson=None, lesson_key=None
+    )
+    _advance(step, objective, observation, now or dt.datetime.now(dt.UTC))
+    return step
+
+
 def _advance(
     reflection: Reflection, objective: dict[str, Any], observation: dict[str, Any], now: dt.datetime
 ) -> None:
@@ -88,7 +99,11 @@ def _advance(
         (i for i, s in enumerate(plan) if s.get("status") not in ("done", "skipped")), len(plan)
     )
     notes = list(progress.get("notes") or [])
-    notes.append({"at": now.isoformat(), "note": reflection.critique[:300]})
+    action = humanize(observation["skill"]).capitalize()
+    claim = (observation.get("claims") or ["done"])[0]
+    notes.append(
+        {"at": now.isoformat(), "note": (reflection.critique or f"{action}: {claim}")[:300]}
+    )
     reflection.progress = {**progress, "plan": plan, "cursor": remaining, "notes": notes[-20:]}
     kpis = [dict(k) for k in objective.get("kpis") or []]
     for kpi in kpis:
@@ -97,7 +112,8 @@ def _advance(
     reflection.kpis = kpis
     if (plan and remaining == len(plan)) or _kpis_met(kpis):
         reflection.objective_status = "completed"
-        reflection.critique += ". The objective's success criteria are met."
+        if reflection.critique:
+            reflection.critique += ". The objective's success criteria are met."
 
 
 def _kpis_met(kpis: list[dict[str, Any]]) -> bool:

@@ -20,7 +20,7 @@ from flowpilot.errors import FlowPilotError
 from flowpilot.execute.client import ExecuteClient
 from flowpilot.heartbeat.models import Outcome, TickReport
 from flowpilot.heartbeat.prepasses import run_prepasses
-from flowpilot.heartbeat.reflection import Reflection, reflect
+from flowpilot.heartbeat.reflection import Reflection, progress_only, reflect
 from flowpilot.observability import logger
 
 LEASE_TTL_S = 240
@@ -122,6 +122,9 @@ class _Work:
         observation = reflectable(turn.observations, turn.writes)
         if observation is not None:
             self.reflection = reflect(observation, self.objective)
+        elif turn.executions:  # a read did the step: move the plan on, no critique owed
+            done = [o for o in turn.observations if o["status"] == "executed"]
+            self.reflection = progress_only(done[-1], self.objective)
         by_status: dict[str, Outcome] = {
             "waiting_approval": "waiting_approval",
             "failed": "failed",

@@ -11,21 +11,27 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from flowpilot.ai.types import FunctionName
 from flowpilot.db import Database, get_db
-from flowpilot.errors import BudgetExceeded, FlowPilotError, ModelTimeout
+from flowpilot.errors import FlowPilotError
 from flowpilot.execute.client import ExecuteClient, default_client
 from flowpilot.execute.models import Actor, ExecuteRequest, ExecuteResult
-from flowpilot.observability import logger
 from flowpilot.reasoning import critic
-from flowpilot.reasoning.answer import FinalAnswer, from_claims, quality_gate
+from flowpilot.reasoning.answer import FinalAnswer
 from flowpilot.reasoning.bootstrap import perceive
+from flowpilot.reasoning.endings import (
+    TurnResult,
+    answer,
+    end_with_error,
+    pause,
+    stop,
+)
 from flowpilot.reasoning.goal import frame_goal
 from flowpilot.reasoning.ledger import Observation, humanize
-from flowpilot.reasoning.models import Action, Answer, Artifact, Confirmation, Trigger
+from flowpilot.reasoning.models import Trigger
 from flowpilot.reasoning.state import RunState, plain
 
 FUNCTION_FOR_TRIGGER: dict[str, FunctionName] = {
@@ -45,21 +51,6 @@ class Limits:
     max_tokens: int = 40_000
     wall_clock_s: float = 25.0
     max_executions: int | None = None  # the heartbeat allows one skill execution per tick
-
-
-@dataclass
-class TurnResult:
-    run_id: uuid.UUID
-    status: str  # completed | waiting_approval | stopped | failed
-    answer: Answer
-    provider: str | None
-    model: str | None
-    tokens: int
-    model_calls: int
-    stop_reason: str | None = None
-    executions: list[str] = field(default_factory=list)
-    observations: list[dict[str, Any]] = field(default_factory=list)
-    writes: list[str] = field(default_factory=list)  # executed skills that changed something
 
 
 @dataclass
@@ -118,7 +109,7 @@ def run_turn(
         deps = _prepare(run, database, message, intent or message, config, limits, executor)
         return _loop(run, deps)
     except FlowPilotError as exc:
-        return _end_with_error(run, database, exc)
+        return end_with_error(run, database, exc)
 
 
 def resume(
@@ -174,7 +165,7 @@ def resume(
             run.executions.append(skill)
         return _loop(run, deps)
     except FlowPilotError as exc:
-        return _end_with_error(run, database, exc)
+        return end_with_error(run, database, exc)
 
 
 def _prepare(
@@ -237,9 +228,9 @@ def _can_act(run: RunState, limits: Limits) -> bool:
 def _loop(run: RunState, deps: _Deps) -> TurnResult:
     while True:
         if time.monotonic() - run.started > deps.limits.wall_clock_s:
-            return _stop(run, deps.db, "wall_clock", "I ran out of time for this request")
+            return stop(run, deps.db, "wall_clock", "I ran out of time for this request")
         if run.tool_calls >= deps.limits.max_steps:
-            return _stop(run, deps.db, "step_limit", "I reached the step limit for one request")
+            return stop(run, deps.db, "step_limit", "I reached the step limit for one request")
         acting = _can_act(run, deps.limits)
         started = time.perf_counter()
         reply = deps.model.complete(
@@ -284,7 +275,7 @@ def _loop(run: RunState, deps: _Deps) -> TurnResult:
         final = reply.parsed if isinstance(reply.parsed, FinalAnswer) else None
         if final is None:
             final = FinalAnswer(answer=reply.content or "", main_claim="", limitations=[])
-        return _answer(run, deps.db, final)
+        return answer(run, deps.db, final)
 
 
 def _account(run: RunState, reply: Any) -> None:
@@ -313,16 +304,16 @@ def _act(
             )
         )
     if result.status == "pending_approval":
-        return _pause(run, deps.db, call_id, skill, arguments, result)
+        return pause(run, deps.db, call_id, skill, arguments, result)
     if result.status == "executed":
         run.executions.append(skill)
     _observe(run, deps, call_id, skill, arguments, result)
     verdict = critic.assess(run.ledger)
     run.step("critic", skill=skill, output=verdict.to_dict())
     if verdict.decision == "stop_blocked":
-        return _answer(run, deps.db, None)
+        return answer(run, deps.db, None)
     if verdict.decision == "ask_user":
-        return _answer(run, deps.db, None, question=True)
+        return answer(run, deps.db, None, question=True)
     if verdict.decision == "narrow":
         run.messages.append({"role": "system", "content": critic.guidance(verdict)})
     return None
@@ -385,146 +376,3 @@ def _work_line(observation: Observation) -> str:
         return f"Asked for your approval to {action}"
     reason = observation.gaps[0] if observation.gaps else "it did not work"
     return f"Tried to {action}, but: {reason}"
-
-
-def _pause(
-    run: RunState,
-    db: Database,
-    call_id: str,
-    skill: str,
-    arguments: dict[str, Any],
-    result: ExecuteResult,
-) -> TurnResult:
-    assert result.approval_id is not None
-    run.ledger.record(Observation(skill=skill, arguments=arguments, status="pending_approval"))
-    run.work_log.append(f"Asked for your approval to {humanize(skill)}")
-    run.pending_call_id = call_id
-    summary = _describe(skill, arguments)
-    run.confirmations = [Confirmation(approval_id=result.approval_id, skill=skill, summary=summary)]
-    known = run.ledger.claims
-    lead = " ".join(known[:3]) + " " if known else ""
-    content = f"{lead}I need your approval before I {summary}. Approve it and I will carry on."
-    run.answer = _projection(run, quality_gate(content, run.ledger))
-    run.step("answer", output={"content": run.answer.content, "waiting_for": skill})
-    run.checkpoint(db, "waiting_approval", stop_reason="waiting_approval")
-    _post_to_thread(run, db)
-    return _result(run, "waiting_approval", "waiting_approval")
-
-
-def _describe(skill: str, arguments: dict[str, Any]) -> str:
-    shown = [
-        f"{humanize(k)} {v}"
-        for k, v in arguments.items()
-        if isinstance(v, str | int | float) and v not in ("", None)
-    ][:3]
-    details = f" ({', '.join(str(s)[:80] for s in shown)})" if shown else ""
-    return f"{humanize(skill)}{details}"
-
-
-def _answer(
-    run: RunState, db: Database, final: FinalAnswer | None, *, question: bool = False
-) -> TurnResult:
-    if final is not None and final.answer.strip():
-        content = quality_gate(final.answer, run.ledger, final.limitations)
-    else:
-        content = quality_gate(from_claims(run.ledger), run.ledger)
-    if question:
-        content += "\n\nCould you give me the missing details so I can try again?"
-    run.answer = _projection(run, content)
-    run.step("answer", output={"content": content})
-    run.checkpoint(db, "completed", stop_reason="answered")
-    _post_to_thread(run, db)
-    return _result(run, "completed", "answered")
-
-
-def _stop(run: RunState, db: Database, reason: str, why: str) -> TurnResult:
-    known = from_claims(run.ledger) if run.ledger.observations else ""
-    content = f"{why}, so I stopped here." + (f" What I found so far: {known}" if known else "")
-    run.answer = _projection(run, quality_gate(content, run.ledger))
-    run.step("answer", output={"content": run.answer.content, "stopped": reason})
-    run.checkpoint(db, "stopped", stop_reason=reason)
-    _post_to_thread(run, db)
-    return _result(run, "stopped", reason)
-
-
-CUSTOMER_ERRORS = {
-    "model_timeout": "the AI model did not answer in time",
-    "invalid_output": "the AI model's reply could not be understood",
-    "run_budget_exceeded": "this request used up its allowance of AI work",
-    "daily_budget_exceeded": "today's AI budget for this workspace is spent",
-}
-
-
-def _end_with_error(run: RunState, db: Database, exc: FlowPilotError) -> TurnResult:
-    """Finish a run cleanly after an error: a clear reason, nothing half-written."""
-    status = "stopped" if isinstance(exc, BudgetExceeded) else "failed"
-    reason = CUSTOMER_ERRORS.get(exc.code)
-    if reason is None and isinstance(exc, ModelTimeout):
-        reason = CUSTOMER_ERRORS["model_timeout"]
-    if reason is None:
-        reason = exc.message if isinstance(exc, BudgetExceeded) else "of a problem on my side"
-    done = f" Before that: {'; '.join(run.work_log)}." if run.work_log else " Nothing was changed."
-    content = f"I could not finish this because {reason}.{done}"
-    run.answer = _projection(run, quality_gate(content, run.ledger))
-    run.step("answer", output={"content": run.answer.content, "error": exc.code})
-    logger.warning("run ended early", run_id=str(run.run_id), code=exc.code, status=status)
-    try:
-        run.checkpoint(db, status, stop_reason=exc.code, error=exc.to_dict())
-        _post_to_thread(run, db)
-    except FlowPilotError:
-        logger.exception("could not record the end of a run", run_id=str(run.run_id))
-    return _result(run, status, exc.code)
-
-
-def _projection(run: RunState, content: str) -> Answer:
-    actions = [
-        Action(
-            label=f"{label}: {c.summary}", method="POST", path=f"/approvals/{c.approval_id}/{verb}"
-        )
-        for c in run.confirmations
-        for label, verb in (("Approve", "approve"), ("Decline", "reject"))
-    ]
-    # What the run made or changed (reads are in the work log, not artifacts).
-    artifacts = [
-        Artifact(kind=o.skill, title=humanize(o.skill).capitalize(), content={"claims": o.claims})
-        for o in run.ledger.observations
-        if o.status == "executed" and o.skill in run.write_skills and o.claims
-    ]
-    return Answer(
-        content=content,
-        work_log=list(run.work_log),
-        artifacts=artifacts,
-        actions=actions,
-        confirmations=list(run.confirmations),
-    )
-
-
-def _post_to_thread(run: RunState, db: Database) -> None:
-    if run.thread_id is None or run.answer is None:
-        return
-    db.one(
-        run.tenant_id,
-        "thread_message_add",
-        thread_id=run.thread_id,
-        role="assistant",
-        content=run.answer.content,
-        projection=run.answer.model_dump(mode="json"),
-        run_id=run.run_id,
-    )
-
-
-def _result(run: RunState, status: str, reason: str | None) -> TurnResult:
-    assert run.answer is not None
-    return TurnResult(
-        run_id=run.run_id,
-        status=status,
-        answer=run.answer,
-        provider=run.provider,
-        model=run.model,
-        tokens=run.tokens,
-        model_calls=run.model_calls,
-        stop_reason=reason,
-        executions=list(run.executions),
-        observations=run.ledger.to_list(),
-        writes=[skill for skill in run.executions if skill in run.write_skills],
-    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,53 @@ class MotoServer:
     def configure(self, config: dict[str, Any]) -> Any:
         """Change moto's behaviour, e.g. ``{"lambda": {"use_docker": False}}``."""
         return self.post("/moto-api/config", config)
+
+    @contextmanager
+    def simple_lambda(self, name: str) -> Iterator[str]:
+        """A Lambda function answered by moto's "simple" backend (no Docker): it echoes the
+        payload, or returns results queued with :meth:`queue_lambda_results`. Yields its ARN."""
+        import io
+        import json
+        import zipfile
+
+        import boto3
+
+        self.configure({"lambda": {"use_docker": False}})
+        try:
+            trust = {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "lambda.amazonaws.com"},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            }
+            role = boto3.client("iam").create_role(
+                RoleName=f"{name}-role", AssumeRolePolicyDocument=json.dumps(trust)
+            )["Role"]["Arn"]
+            code = io.BytesIO()
+            with zipfile.ZipFile(code, "w") as archive:
+                archive.writestr("app.py", "def handler(event, context):\n    return event\n")
+            function = boto3.client("lambda").create_function(
+                FunctionName=name,
+                Runtime="python3.12",
+                Role=role,
+                Handler="app.handler",
+                Code={"ZipFile": code.getvalue()},
+            )
+            yield str(function["FunctionArn"])
+        finally:
+            self.configure({"lambda": {"use_docker": True}})
+
+    def queue_lambda_results(self, *results: Any, region: str = "us-east-1") -> None:
+        import json
+
+        self.post(
+            "/moto-api/static/lambda-simple/response",
+            {"results": [json.dumps(r) for r in results], "region": region},
+        )
 
 
 @pytest.fixture(scope="session")
