@@ -545,6 +545,56 @@ $$;
 -- Hot paths as single statements
 -- ---------------------------------------------------------------------------------------
 
+-- Everything a run perceives, as one document: soul and constraints, open objectives, recent
+-- events, working notes and lessons, the thread's recent messages, today's provider tokens
+-- against the budget, and a fingerprint of the skill catalog (to reuse a cached skill index).
+CREATE OR REPLACE FUNCTION flowpilot_run_context(p_tenant uuid, p_thread uuid) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'soul', (
+            SELECT jsonb_agg(jsonb_build_object('category', m.category, 'key', m.key,
+                                                'content', m.content)
+                             ORDER BY m.category, m.key)
+            FROM agent_memory m
+            WHERE m.tenant_id = p_tenant AND m.category IN ('soul', 'identity', 'constraints')
+              AND (m.expires_at IS NULL OR m.expires_at > now())),
+        'objectives', (
+            SELECT jsonb_agg(o ORDER BY o.priority DESC, o.created_at)
+            FROM (SELECT goal, priority, progress, kpis, success_criteria, created_at
+                  FROM agent_objectives
+                  WHERE tenant_id = p_tenant AND status = 'open'
+                  ORDER BY priority DESC, created_at LIMIT 5) o),
+        'events', (
+            SELECT jsonb_agg(e ORDER BY e.created_at DESC)
+            FROM (SELECT kind, summary, created_at FROM agent_events
+                  WHERE tenant_id = p_tenant ORDER BY created_at DESC LIMIT 5) e),
+        'notes', (
+            SELECT jsonb_agg(n ORDER BY n.created_at DESC)
+            FROM (SELECT category, content, created_at FROM agent_memory
+                  WHERE tenant_id = p_tenant AND category IN ('working', 'lesson')
+                    AND (expires_at IS NULL OR expires_at > now())
+                  ORDER BY created_at DESC LIMIT 6) n),
+        'history', (
+            SELECT jsonb_agg(h ORDER BY h.created_at)
+            FROM (SELECT role, content, created_at FROM thread_messages
+                  WHERE tenant_id = p_tenant AND thread_id = p_thread
+                  ORDER BY created_at DESC LIMIT 9) h),
+        'tokens_today', (
+            SELECT COALESCE(sum(r.prompt_tokens + r.completion_tokens), 0)
+            FROM agent_runs r
+            WHERE r.tenant_id = p_tenant AND r.started_at >= date_trunc('day', now())
+              AND r.provider IS DISTINCT FROM 'heuristic'),
+        'daily_budget', (SELECT daily_token_budget FROM tenants WHERE tenant_id = p_tenant),
+        'catalog_version', (
+            SELECT md5(string_agg(s.name || s.version_hash || s.enabled::text
+                                  || (s.module = 'core' OR COALESCE(mo.enabled, false))::text,
+                                  ',' ORDER BY s.name))
+            FROM agent_skills s
+            LEFT JOIN modules mo ON mo.tenant_id = s.tenant_id AND mo.module = s.module
+            WHERE s.tenant_id = p_tenant)
+    )
+$$;
+
 -- How many of a tenant's automations are due: a cron time has come, or an event or signal
 -- of the kind they react to arrived since they last ran (their own runs excepted).
 CREATE OR REPLACE FUNCTION flowpilot_due_automations(p_tenant uuid) RETURNS integer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowpilot.api.lambda_http import chat_handler
+from flowpilot.api.chat_lambda import chat_handler
 from flowpilot.observability import lambda_entry
 
 

@@ -19,6 +19,11 @@ def _adapter(factory_name: str) -> Callable[[Any, Any], dict[str, Any]]:
     return Mangum(factory(), lifespan="off")
 
 
+def warm(factory_name: str) -> None:
+    """Build an app's adapter now (at import, in the Lambda init phase)."""
+    _adapter(factory_name)
+
+
 def serve(factory_name: str, event: Any, context: Any) -> dict[str, Any]:
     if not is_http_event(event):
         return invalid_event_response(

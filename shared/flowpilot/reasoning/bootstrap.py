@@ -103,8 +103,13 @@ def perceive(
     thread_id: uuid.UUID | None = None,
     top_k: int = TOP_K,
     token_budget: int = PROMPT_TOKEN_BUDGET,
+    context: dict[str, Any] | None = None,
 ) -> Perception:
-    context = db.one(tenant_id, "run_context", thread_id=thread_id) or {}
+    """What the run sees; ``context`` is flowpilot_run_context's document when the caller
+    already has it (the engine reads it with the run's first statement)."""
+    if context is None:
+        row = db.one(tenant_id, "run_context", thread_id=thread_id)
+        context = (row or {}).get("context") or {}
     index, rows = skill_index(db, tenant_id, context.get("catalog_version"))
     successes = {name: int(row.get("recent_successes") or 0) for name, row in rows.items()}
     offered = _pad(index.rank(intent, k=top_k, recent_successes=successes), rows, top_k)

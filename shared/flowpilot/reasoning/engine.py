@@ -79,24 +79,25 @@ def run_turn(
 
     ``intent`` (default: the message) is what the skill scorer ranks skills for: the
     heartbeat passes the objective's next step rather than its whole instruction."""
-    from flowpilot.ai.routing import resolve_ai_config
+    from flowpilot.ai.routing import config_for
+    from flowpilot.config import get_settings
 
     database = db or get_db()
-    config = resolve_ai_config(FUNCTION_FOR_TRIGGER[trigger], tenant_id=tenant_id, db=database)
-    created = database.one(
+    function = FUNCTION_FOR_TRIGGER[trigger]
+    # One round trip: the run row first, then its model route and what it perceives.
+    started = database.one(
         tenant_id,
-        "run_create",
+        "run_start",
         trigger=trigger,
         thread_id=thread_id,
         objective_id=objective_id,
-        provider=config.provider,
-        model=config.model,
-        state={},
+        function_name=function,
     )
-    assert created is not None
+    assert started is not None
+    config = config_for(function, started["route"], get_settings())
     run = RunState(
         tenant_id=tenant_id,
-        run_id=created["run_id"],
+        run_id=started["run_id"],
         trigger=trigger,
         actor=actor.model_dump(),
         thread_id=thread_id,
@@ -106,7 +107,16 @@ def run_turn(
     )
     limits = limits or Limits()
     try:
-        deps = _prepare(run, database, message, intent or message, config, limits, executor)
+        deps = _prepare(
+            run,
+            database,
+            message,
+            intent or message,
+            started["context"] or {},
+            config,
+            limits,
+            executor,
+        )
         return _loop(run, deps)
     except FlowPilotError as exc:
         return end_with_error(run, database, exc)
@@ -173,6 +183,7 @@ def _prepare(
     db: Database,
     message: str,
     intent: str,
+    context: dict[str, Any],
     config: Any,
     limits: Limits,
     executor: ExecuteClient | None,
@@ -181,7 +192,7 @@ def _prepare(
     from flowpilot.ai.client import model_client
 
     started = time.perf_counter()
-    perception = perceive(db, run.tenant_id, intent, thread_id=run.thread_id)
+    perception = perceive(db, run.tenant_id, intent, thread_id=run.thread_id, context=context)
     run.goal_frame = frame_goal(
         message,
         trigger=run.trigger,

@@ -1,51 +1,22 @@
 -- The reasoning engine: runs, their steps, and what a run perceives.
 
--- name: run_create
-INSERT INTO agent_runs (tenant_id, trigger, status, thread_id, objective_id, provider, model, state)
-VALUES (%(tenant_id)s, %(trigger)s, 'running', %(thread_id)s, %(objective_id)s, %(provider)s,
-        %(model)s, %(state)s)
-RETURNING run_id, started_at;
-
 -- name: run_context
--- Everything a run perceives, in one round trip: soul and constraints, objectives, recent
--- events, working notes and lessons, the thread's recent messages, today's token spend and
--- a fingerprint of the skill catalog (so a cached skill index can be reused).
-SELECT
-    (SELECT jsonb_agg(jsonb_build_object('category', m.category, 'key', m.key,
-                                         'content', m.content)
-                      ORDER BY m.category, m.key)
-     FROM agent_memory m
-     WHERE m.tenant_id = %(tenant_id)s AND m.category IN ('soul', 'identity', 'constraints')
-       AND (m.expires_at IS NULL OR m.expires_at > now())) AS soul,
-    (SELECT jsonb_agg(o ORDER BY o.priority DESC, o.created_at)
-     FROM (SELECT objective_id::text AS ref, goal, priority, progress, kpis, success_criteria,
-                  created_at
-           FROM agent_objectives
-           WHERE tenant_id = %(tenant_id)s AND status = 'open'
-           ORDER BY priority DESC, created_at LIMIT 5) o) AS objectives,
-    (SELECT jsonb_agg(e ORDER BY e.created_at DESC)
-     FROM (SELECT kind, summary, created_at FROM agent_events
-           WHERE tenant_id = %(tenant_id)s ORDER BY created_at DESC LIMIT 5) e) AS events,
-    (SELECT jsonb_agg(n ORDER BY n.created_at DESC)
-     FROM (SELECT category, content, created_at FROM agent_memory
-           WHERE tenant_id = %(tenant_id)s AND category IN ('working', 'lesson')
-             AND (expires_at IS NULL OR expires_at > now())
-           ORDER BY created_at DESC LIMIT 6) n) AS notes,
-    (SELECT jsonb_agg(h ORDER BY h.created_at)
-     FROM (SELECT role, content, created_at FROM thread_messages
-           WHERE tenant_id = %(tenant_id)s AND thread_id = %(thread_id)s
-           ORDER BY created_at DESC LIMIT 9) h) AS history,
-    (SELECT COALESCE(sum(r.prompt_tokens + r.completion_tokens), 0)::bigint
-     FROM agent_runs r
-     WHERE r.tenant_id = %(tenant_id)s AND r.started_at >= date_trunc('day', now())
-       AND r.provider IS DISTINCT FROM 'heuristic')
-        AS tokens_today,
-    (SELECT daily_token_budget FROM tenants WHERE tenant_id = %(tenant_id)s) AS daily_budget,
-    (SELECT md5(string_agg(s.name || s.version_hash || s.enabled::text
-                           || (s.module = 'core' OR COALESCE(mo.enabled, false))::text, ',' ORDER BY s.name))
-     FROM agent_skills s
-     LEFT JOIN modules mo ON mo.tenant_id = s.tenant_id AND mo.module = s.module
-     WHERE s.tenant_id = %(tenant_id)s) AS catalog_version;
+SELECT flowpilot_run_context(%(tenant_id)s, %(thread_id)s) AS context;
+
+-- name: run_start
+-- A run's first round trip: the run row is written first, and the same statement reads the
+-- tenant's model route for this function and everything the run perceives.
+WITH run AS (
+    INSERT INTO agent_runs (tenant_id, trigger, status, thread_id, objective_id, state)
+    VALUES (%(tenant_id)s, %(trigger)s, 'running', %(thread_id)s, %(objective_id)s, '{}')
+    RETURNING run_id
+)
+SELECT (SELECT run_id FROM run) AS run_id,
+       (SELECT to_jsonb(r) FROM (
+            SELECT provider, model, tier, base_url FROM model_routes
+            WHERE tenant_id = %(tenant_id)s AND function_name = %(function_name)s AND active
+       ) r) AS route,
+       flowpilot_run_context(%(tenant_id)s, %(thread_id)s) AS context;
 
 -- name: run_checkpoint
 -- Record pending steps (numbered after the run's last step) and the run's progress.
