@@ -53,12 +53,16 @@ def measure(db: Database, runs: int) -> list[dict[str, Any]]:
             "UPDATE agent_skills SET enabled = (name = 'memory_write') WHERE tenant_id = %s",
             (busy.tenant_id,),
         )
-        plan = [{"step": f"Write note {i}", "status": "pending"} for i in range(runs * 2 + 50)]
-        conn.execute(
-            "INSERT INTO agent_objectives (tenant_id, goal, priority, progress)"
-            " VALUES (%s, 'Keep a running note of the day', 90, %s)",
-            (busy.tenant_id, as_json({"plan": plan, "cursor": 0})),
-        )
+        # Realistic objectives (a three-step plan each), enough for every timed tick to
+        # find one open: each tick finishes one step.
+        for n in range((runs + 40) // 3 + 5):
+            plan = [{"step": f"Write note {n}.{i}", "status": "pending"} for i in range(3)]
+            conn.execute(
+                "INSERT INTO agent_objectives (tenant_id, goal, priority, progress)"
+                " VALUES (%s, %s, 90, %s)",
+                (busy.tenant_id, f"Keep a running note, part {n}",
+                 as_json({"plan": plan, "cursor": 0})),
+            )  # fmt: skip
 
     def ping() -> None:
         db.one(None, "database_ping")
