@@ -21,14 +21,16 @@ BEGIN
 END
 $$;
 
--- The tenant a transaction is bound to: set by FlowPilot (app.tenant_id) or, for Supabase
--- clients, taken from the JWT claims PostgREST sets. NULL when neither is present.
-CREATE OR REPLACE FUNCTION flowpilot_current_tenant() RETURNS uuid
+-- The tenant FlowPilot bound its transaction to (app.tenant_id; NULL when unbound).
+CREATE OR REPLACE FUNCTION flowpilot_app_tenant() RETURNS uuid
 LANGUAGE sql STABLE AS $$
-    SELECT COALESCE(
-        NULLIF(current_setting('app.tenant_id', true), ''),
-        NULLIF(current_setting('request.jwt.claims', true), '')::jsonb ->> 'tenant_id'
-    )::uuid
+    SELECT NULLIF(current_setting('app.tenant_id', true), '')::uuid
+$$;
+
+-- The tenant of a Supabase client: the tenant_id claim of the JWT PostgREST sets.
+CREATE OR REPLACE FUNCTION flowpilot_client_tenant() RETURNS uuid
+LANGUAGE sql STABLE AS $$
+    SELECT (NULLIF(current_setting('request.jwt.claims', true), '')::jsonb ->> 'tenant_id')::uuid
 $$;
 
 -- ---------------------------------------------------------------------------------------
@@ -509,11 +511,29 @@ CREATE INDEX IF NOT EXISTS heartbeat_ticks_tenant_idx
     ON heartbeat_ticks (tenant_id, created_at DESC);
 
 -- ---------------------------------------------------------------------------------------
--- Row Level Security: one policy per table, the same rule everywhere.
+-- Columns added after the first release (ADD COLUMN IF NOT EXISTS upgrades a live database)
+-- ---------------------------------------------------------------------------------------
+-- When a process last took hold of the run (start, resume, checkpoint): a run 'running'
+-- without a sign of life for 15 minutes was interrupted.
+ALTER TABLE agent_runs ADD COLUMN IF NOT EXISTS claimed_at timestamptz NOT NULL DEFAULT now();
+-- When follow-through claimed the approval ('executing'); one stuck there was interrupted.
+ALTER TABLE agent_approvals ADD COLUMN IF NOT EXISTS claimed_at timestamptz;
+
+-- ---------------------------------------------------------------------------------------
+-- Row Level Security, the same rules on every table:
+--   tenant_rw    FlowPilot's own tenant-bound transactions (role flowpilot_tenant with
+--                app.tenant_id set) read and write their tenant's rows;
+--   client_read  Supabase clients (role authenticated) only read their tenant's rows, and not
+--                at all the tables that hold credentials, trust or coordination state. Every
+--                change goes through FlowPilot, so trust gating and audit cannot be bypassed.
 -- ---------------------------------------------------------------------------------------
 DO $$
 DECLARE
     t text;
+    secret_tables text[] := ARRAY['api_keys', 'idempotency_records', 'leases',
+                                  'trust_policies', 'peers', 'outbox'];
+    has_clients boolean := EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'authenticated')
+                           AND EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'anon');
 BEGIN
     FOREACH t IN ARRAY ARRAY[
         'tenants', 'modules', 'api_keys', 'peers', 'agent_memory', 'agent_events',
@@ -527,19 +547,33 @@ BEGIN
     LOOP
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO flowpilot_tenant', t);
-        IF NOT EXISTS (
-            SELECT 1 FROM pg_policies
-            WHERE schemaname = current_schema() AND tablename = t
-              AND policyname = 'tenant_isolation'
-        ) THEN
+        -- An earlier schema had one policy for every role and command: replaced below.
+        EXECUTE format('DROP POLICY IF EXISTS tenant_isolation ON %I', t);
+        IF NOT EXISTS (SELECT 1 FROM pg_policies WHERE schemaname = current_schema()
+                       AND tablename = t AND policyname = 'tenant_rw') THEN
             EXECUTE format(
-                'CREATE POLICY tenant_isolation ON %I '
-                'USING (tenant_id = flowpilot_current_tenant()) '
-                'WITH CHECK (tenant_id = flowpilot_current_tenant())', t);
+                'CREATE POLICY tenant_rw ON %I TO flowpilot_tenant '
+                'USING (tenant_id = flowpilot_app_tenant()) '
+                'WITH CHECK (tenant_id = flowpilot_app_tenant())', t);
+        END IF;
+        IF has_clients THEN
+            EXECUTE format(
+                'REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %I FROM authenticated, anon', t);
+            IF t = ANY(secret_tables) THEN
+                EXECUTE format('REVOKE SELECT ON %I FROM authenticated, anon', t);
+            ELSIF NOT EXISTS (SELECT 1 FROM pg_policies WHERE schemaname = current_schema()
+                              AND tablename = t AND policyname = 'client_read') THEN
+                EXECUTE format(
+                    'CREATE POLICY client_read ON %I FOR SELECT TO authenticated '
+                    'USING (tenant_id = flowpilot_client_tenant())', t);
+            END IF;
         END IF;
     END LOOP;
 END
 $$;
+
+-- Replaced by flowpilot_app_tenant() and flowpilot_client_tenant() (after its policies went).
+DROP FUNCTION IF EXISTS flowpilot_current_tenant();
 
 -- ---------------------------------------------------------------------------------------
 -- Hot paths as single statements
@@ -667,7 +701,9 @@ BEGIN
         (SELECT count(*)::integer FROM agent_approvals p
          WHERE p.tenant_id = p_tenant AND p.status = 'approved'),
         (SELECT count(*)::integer FROM agent_approvals p
-         WHERE p.tenant_id = p_tenant AND p.status = 'pending' AND p.expires_at <= now()),
+         WHERE p.tenant_id = p_tenant
+           AND ((p.status = 'pending' AND p.expires_at <= now())
+                OR (p.status = 'executing' AND p.claimed_at < now() - interval '15 minutes'))),
         -- Paused runs whose approval was settled, and runs a crash left 'running'.
         (SELECT count(*)::integer FROM agent_runs r
          WHERE r.tenant_id = p_tenant
@@ -675,7 +711,7 @@ BEGIN
                     SELECT 1 FROM agent_approvals a
                     WHERE a.tenant_id = p_tenant AND a.run_id = r.run_id
                       AND a.status IN ('executed', 'failed', 'rejected', 'expired')))
-                OR (r.status = 'running' AND r.started_at < now() - interval '15 minutes'))),
+                OR (r.status = 'running' AND r.claimed_at < now() - interval '15 minutes'))),
         (SELECT count(*)::integer FROM outbox x
          WHERE x.tenant_id = p_tenant AND x.published_at IS NULL);
 END

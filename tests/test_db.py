@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -125,3 +126,50 @@ def test_an_unreachable_database_is_a_database_error() -> None:
     with pytest.raises(DatabaseError), db.transaction() as tx:
         tx.one("database_ping")
     db.close()
+
+
+def test_supabase_clients_only_read_their_tenant_and_never_write(postgres: TestPostgres) -> None:
+    """With Supabase's roles and default grants, a signed-in client reads its own tenant's
+    rows, cannot read credentials or trust state, and cannot change anything directly."""
+    name = postgres.create_empty()
+    db = Database(postgres.url_for(name))
+    try:
+        with db.connection() as conn:
+            for role in ("anon", "authenticated"):
+                conn.execute(
+                    f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}')"
+                    f" THEN CREATE ROLE {role} NOLOGIN; END IF; END $$"
+                )
+            # Supabase grants every table in public to its client roles by default.
+            conn.execute(
+                "ALTER DEFAULT PRIVILEGES IN SCHEMA public"
+                " GRANT ALL ON TABLES TO anon, authenticated"
+            )
+        apply_schema(db)
+        acme = create_tenant(db, "Acme")
+        globex = create_tenant(db, "Globex")
+        claims = json.dumps({"tenant_id": str(acme.tenant_id), "role": "authenticated"})
+
+        def as_client(statement: str) -> list[dict[str, object]]:
+            with db.connection() as conn, conn.transaction():
+                conn.execute("SET LOCAL ROLE authenticated")
+                conn.execute("SELECT set_config('request.jwt.claims', %s, true)", (claims,))
+                return conn.execute(statement).fetchall()
+
+        names = [r["name"] for r in as_client("SELECT name FROM tenants")]
+        assert names == ["Acme"]
+        skills = as_client("SELECT DISTINCT tenant_id FROM agent_skills")
+        assert skills == [{"tenant_id": acme.tenant_id}] and globex.tenant_id
+        for forbidden in (
+            "UPDATE agent_skills SET trust_level = 'auto' WHERE name = 'send_email'",
+            "SELECT key_hash FROM api_keys",
+            "SELECT * FROM trust_policies",
+            "INSERT INTO agent_approvals (tenant_id, skill, arguments, arguments_hash,"
+            f" requested_by) VALUES ('{acme.tenant_id}', 'x', '{{}}', 'h', '{{}}')",
+        ):
+            with pytest.raises(DatabaseError) as denied:
+                as_client(forbidden)
+            assert denied.value.code == "forbidden_row", forbidden
+    finally:
+        db.close()
+        postgres.drop(name)

@@ -208,3 +208,26 @@ def test_without_a_provider_the_heuristic_answers_from_the_briefing(
     assert result.provider == "heuristic" and result.model_calls >= 1
     assert "offline reasoner" in result.answer.content
     assert rows(db, "SELECT provider FROM agent_runs")[0]["provider"] == "heuristic"
+
+
+def test_confirmations_show_plain_details_never_ids(
+    db: Database, tenant: NewTenant, model: ScriptedModelServer
+) -> None:
+    email = {
+        "to": "pat@example.com",
+        "subject": "Quote",
+        "body": "Hi",
+        "thread_id": str(uuid.uuid4()),
+    }
+    rows(db, "UPDATE agent_skills SET parameters = parameters || '{\"additionalProperties\": true}'"
+         " WHERE name = 'send_email' RETURNING 1")  # fmt: skip
+    model.queue(script.tool_call("send_email", email))
+    result = run_turn(tenant.tenant_id, "Email Pat the quote", actor=OWNER, db=db)
+    assert result.status == "waiting_approval"
+    shown = result.answer.model_dump_json(exclude={"confirmations": {0: {"approval_id"}}})
+    import re
+
+    ids = re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", shown)
+    approval = str(result.answer.confirmations[0].approval_id)
+    assert set(ids) <= {approval}  # only the approval handle, in the actions' paths
+    assert "pat@example.com" in result.answer.confirmations[0].summary

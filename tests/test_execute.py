@@ -244,3 +244,31 @@ def test_a_handler_failure_is_reported_not_raised(db: Database, tenant: NewTenan
     result = execute(request(tenant, "objective_update_progress", missing), db=db)
     assert result.status == "failed"
     assert result.error is not None and result.error.code == "objective_not_found"
+
+
+def test_an_approval_is_used_once_even_if_trust_was_relaxed_meanwhile(
+    db: Database, tenant: NewTenant
+) -> None:
+    pending = execute(request(tenant, "send_email", EMAIL), db=db)
+    assert pending.approval_id is not None
+    approvals.decide(db, tenant.tenant_id, pending.approval_id, approve=True, by="owner")
+    db.one(tenant.tenant_id, "trust_policy_set", skill="send_email", category=None,
+           actor_type=None, trust_level="auto")  # fmt: skip
+    again = request(tenant, "send_email", EMAIL, approval_id=pending.approval_id)
+    assert execute(again, db=db).status == "executed"
+    assert execute(again, db=db).status == "executed"  # the stored result, not a second run
+    assert mails(db) == 1
+    statuses = [a["status"] for a in approvals.list_approvals(db, tenant.tenant_id)]
+    assert statuses == ["executed"]
+
+
+def test_an_approval_that_can_no_longer_run_is_used_up(db: Database, tenant: NewTenant) -> None:
+    pending = execute(request(tenant, "send_email", EMAIL), db=db)
+    assert pending.approval_id is not None
+    approvals.decide(db, tenant.tenant_id, pending.approval_id, approve=True, by="owner")
+    with db.connection() as conn:
+        conn.execute("UPDATE agent_skills SET enabled = false WHERE name = 'send_email'")
+    result = execute(request(tenant, "send_email", EMAIL, approval_id=pending.approval_id), db=db)
+    assert result.error is not None and result.error.code == "skill_disabled"
+    statuses = [a["status"] for a in approvals.list_approvals(db, tenant.tenant_id)]
+    assert statuses == ["failed"] and mails(db) == 0

@@ -222,3 +222,57 @@ def test_with_the_module_off_automations_still_run_on_the_platform(db: Database)
     notes = rows(db, "SELECT content FROM agent_memory WHERE category = 'working'")
     assert notes == [{"content": "Daily stock check done"}]
     assert rows(db, "SELECT count(*) AS n FROM agent_runs")[0]["n"] == 0  # no engine run
+
+
+def test_progress_a_skill_wrote_during_the_tick_is_kept(
+    db: Database, tenant: NewTenant, model: ScriptedModelServer
+) -> None:
+    goal = objective(db, tenant, "Grow rebookings", ["Record this week's rebookings"])
+    update = {"objective_id": str(goal), "step_index": None, "step_status": None,
+              "note": "Rebookings counted", "kpi_updates": [{"name": "notes written",
+                                                             "current": 4}]}  # fmt: skip
+    model.queue(script.tool_call("objective_update_progress", update), script.final_answer("Done."))
+    report = tick(db, tenant.tenant_id)
+    assert report.outcome == "executed"
+    [row] = rows(db, "SELECT progress, kpis FROM agent_objectives")
+    assert row["kpis"][0]["current"] == 4  # the skill's write survived the tick's own update
+    assert any("Rebookings counted" in n.get("note", "") for n in row["progress"]["notes"])
+
+
+def test_a_resumed_heartbeat_run_keeps_its_one_action_limit_and_is_not_interrupted(
+    db: Database, tenant: NewTenant, model: ScriptedModelServer
+) -> None:
+    objective(db, tenant, "Follow up with leads", ["Email the newest lead"])
+    model.queue(script.tool_call("send_email", EMAIL))
+    assert tick(db, tenant.tenant_id).outcome == "waiting_approval"
+    rows(db, "UPDATE agent_runs SET started_at = now() - interval '1 hour',"
+         " claimed_at = now() - interval '1 hour' RETURNING 1")  # fmt: skip
+    [pending] = rows(db, "SELECT approval_id FROM agent_approvals")
+    # After approval the model tries to do more; the heartbeat's one execution is spent.
+    model.queue(script.tool_call("memory_write", NOTE), script.final_answer("Emailed."))
+    from flowpilot.reasoning.decisions import decide
+
+    decide(db, tenant.tenant_id, pending["approval_id"], approve=True, by="owner")
+    [run] = rows(db, "SELECT status FROM agent_runs")
+    assert run["status"] == "completed"
+    assert (
+        rows(db, "SELECT count(*) AS n FROM agent_memory WHERE category = 'working'")[0]["n"] == 0
+    )
+
+
+def test_an_approval_stuck_executing_fails_and_its_run_resumes(
+    db: Database, tenant: NewTenant, model: ScriptedModelServer
+) -> None:
+    objective(db, tenant, "Follow up with leads", ["Email the newest lead"])
+    model.queue(script.tool_call("send_email", EMAIL))
+    assert tick(db, tenant.tenant_id).outcome == "waiting_approval"
+    rows(db, "UPDATE agent_approvals SET status = 'executing',"
+         " claimed_at = now() - interval '1 hour' RETURNING 1")  # fmt: skip
+    model.queue(script.final_answer("The email could not be confirmed."))
+    model.queue(script.final_answer("Nothing more to do."))
+    report = tick(db, tenant.tenant_id)
+    assert report.prepasses.get("approvals_interrupted") == 1
+    assert rows(db, "SELECT status FROM agent_approvals")[0]["status"] == "failed"
+    assert rows(db, "SELECT count(*) AS n FROM mailbox")[0]["n"] == 0  # never run twice
+    statuses = {r["status"] for r in rows(db, "SELECT status FROM agent_runs")}
+    assert "waiting_approval" not in statuses

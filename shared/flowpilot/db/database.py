@@ -332,7 +332,11 @@ def _wrap(exc: Exception, what: str) -> DatabaseError:
         return DatabaseError(
             f"{what}: already exists", code="conflict", details={"sqlstate": state}
         )
-    return DatabaseError(f"{what}: {exc}".strip(), details={"sqlstate": state})
+    # The server's text can quote row contents: it goes to the log, not to callers.
+    from flowpilot.observability import logger
+
+    logger.warning("database error", query=what, sqlstate=state, error=str(exc)[:500])
+    return DatabaseError(f"{what} failed", details={"sqlstate": state})
 
 
 _db: Database | None = None

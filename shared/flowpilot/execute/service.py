@@ -69,7 +69,26 @@ def _execute(request: ExecuteRequest, db: Database) -> ExecuteResult:
     return outcome
 
 
+# Why an approved operation can never run (as opposed to a wrong approval being presented).
+UNRUNNABLE = {"unknown_skill", "skill_disabled", "skill_blocked", "invalid_arguments"}
+
+
 def _gate_and_run(request: ExecuteRequest, row: dict[str, Any], db: Database) -> ExecuteResult:
+    result = _gate(request, row, db)
+    code = result.error.code if result.error else None
+    if request.approval_id is not None and code in UNRUNNABLE:
+        approval = row.get("approval") or {}
+        if approval.get("status") == "approved":  # it can never run: use it up, visibly
+            db.run(
+                request.tenant_id,
+                "approval_fail",
+                approval_id=request.approval_id,
+                result=result.model_dump(mode="json"),
+            )
+    return result
+
+
+def _gate(request: ExecuteRequest, row: dict[str, Any], db: Database) -> ExecuteResult:
     if row["name"] is None:
         return ExecuteResult.problem(
             "refused", "unknown_skill", f"there is no skill named {request.skill!r}"
@@ -95,7 +114,9 @@ def _gate_and_run(request: ExecuteRequest, row: dict[str, Any], db: Database) ->
         result = ExecuteResult.problem(
             "refused", "skill_blocked", f"skill {request.skill!r} is blocked"
         )
-    elif trust == "approve":
+    elif trust == "approve" or request.approval_id is not None:
+        # A follow-through always claims its approval, even if trust was relaxed meanwhile:
+        # an approval is used once, whatever the level is now.
         result = _approve(request, row, db)
     else:
         result = _run(request, row, db)

@@ -36,9 +36,11 @@ def run_prepasses(
     done = Prepasses()
     if pending.get("stale_approvals"):
         done.counts["approvals_expired"] = len(db.all(tenant_id, "approvals_expire"))
+        done.counts["approvals_interrupted"] = len(db.all(tenant_id, "heartbeat_unstick_approvals"))
     if pending.get("approved_approvals"):
         _follow_through_approved(db, tenant_id, executor, done)
-    if pending.get("resumable_runs"):
+    settled = done.counts.get("approvals_expired") or done.counts.get("approvals_interrupted")
+    if pending.get("resumable_runs") or settled:  # an approval just settled frees its run too
         _resume_runs(db, tenant_id, executor, done)
     if pending.get("due_automations"):
         _run_automations(db, tenant_id, executor, done, module_enabled)

@@ -118,6 +118,10 @@ class _Work:
             limits=Limits(max_steps=3, max_executions=1, wall_clock_s=60.0),
         )
         self.run_id = turn.run_id
+        # The skill may have changed the objective itself: progress builds on the row as it
+        # is now, not as it was when the tick claimed it.
+        current = self.db.one(tenant, "heartbeat_objective_get", objective_id=objective_id)
+        self.objective = current or self.objective
         skill = turn.executions[0] if turn.executions else _attempted(turn.observations)
         observation = reflectable(turn.observations, turn.writes)
         if observation is not None:

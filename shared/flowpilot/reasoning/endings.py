@@ -15,7 +15,7 @@ from flowpilot.errors import BudgetExceeded, FlowPilotError, ModelTimeout
 from flowpilot.execute.models import ExecuteResult
 from flowpilot.observability import logger
 from flowpilot.reasoning.answer import FinalAnswer, from_claims, quality_gate
-from flowpilot.reasoning.ledger import Observation, humanize
+from flowpilot.reasoning.ledger import UUID_RE, Observation, clean_text, humanize
 from flowpilot.reasoning.models import Action, Answer, Artifact, Confirmation
 from flowpilot.reasoning.state import RunState
 
@@ -60,12 +60,16 @@ def pause(
 
 
 def describe(skill: str, arguments: dict[str, Any]) -> str:
+    """A confirmation's words: the action and up to three plain details, never an id."""
     shown = [
-        f"{humanize(k)} {v}"
-        for k, v in arguments.items()
-        if isinstance(v, str | int | float) and v not in ("", None)
+        f"{humanize(key)} {clean_text(str(value), 80)}"
+        for key, value in arguments.items()
+        if not key.endswith("_id")
+        and isinstance(value, str | int | float)
+        and value not in ("", None)
+        and not UUID_RE.fullmatch(str(value).strip())
     ][:3]
-    details = f" ({', '.join(str(s)[:80] for s in shown)})" if shown else ""
+    details = f" ({', '.join(shown)})" if shown else ""
     return f"{humanize(skill)}{details}"
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from flowpilot.ai.types import FunctionName
@@ -106,6 +106,7 @@ def run_turn(
         model=config.model,
     )
     limits = limits or Limits()
+    run.limits = asdict(limits)
     try:
         deps = _prepare(
             run,
@@ -143,7 +144,8 @@ def resume(
     if row is None:
         return None
     run = RunState.from_row(tenant_id, row)
-    limits = limits or Limits()
+    # The limits the run started with (a heartbeat's one execution) hold after a pause too.
+    limits = limits or Limits(**run.limits)
     try:
         config = resolve_ai_config(
             FUNCTION_FOR_TRIGGER[run.trigger], tenant_id=tenant_id, db=database

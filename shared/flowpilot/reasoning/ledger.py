@@ -65,18 +65,19 @@ class Ledger:
         return cls([Observation(**item) for item in items])
 
 
-def _clean(text: str, limit: int = 240) -> str:
+def clean_text(text: str, limit: int = 240) -> str:
+    """One line of plain text: ids removed, whitespace folded, cut at ``limit``."""
     text = UUID_RE.sub("", " ".join(str(text).split())).strip(" ,;:")
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _item_text(item: Any) -> str | None:
     if isinstance(item, str):
-        return _clean(item)
+        return clean_text(item)
     if isinstance(item, dict):
         for key in _TEXT_KEYS:
             if isinstance(item.get(key), str) and item[key].strip():
-                return _clean(item[key])
+                return clean_text(item[key])
     return None
 
 
@@ -88,7 +89,7 @@ def _claims_from(result: Any, skill: str) -> tuple[list[str], list[str]]:
             # A skill that summarises itself has said it best: its summary is the claim.
             if result.get("truncated") is True:
                 boundaries.append(f"{humanize(skill)} returned only part of the matching rows")
-            return [_clean(result["summary"], 600)], boundaries
+            return [clean_text(result["summary"], 600)], boundaries
         for key, value in result.items():
             if key in _SKIP_KEYS or key == "summary" or key.endswith("_id"):
                 continue
@@ -107,12 +108,12 @@ def _claims_from(result: Any, skill: str) -> tuple[list[str], list[str]]:
                     claims.append(f"{len(value)} {noun}")
             elif isinstance(value, str | int | float) and not isinstance(value, bool):
                 if not result.get("summary") and len(claims) < 3:
-                    claims.append(f"{humanize(key)}: {_clean(str(value), 120)}")
+                    claims.append(f"{humanize(key)}: {clean_text(str(value), 120)}")
     elif isinstance(result, list):
         texts = [t for t in (_item_text(v) for v in result) if t]
         claims.append("; ".join(texts[:3]) if texts else f"{len(result)} items")
     elif result is not None:
-        claims.append(_clean(str(result)))
+        claims.append(clean_text(str(result)))
     if not claims:
         claims.append(f"{humanize(skill)} completed")
     return claims[:MAX_CLAIMS_PER_OBSERVATION], boundaries
@@ -121,7 +122,7 @@ def _claims_from(result: Any, skill: str) -> tuple[list[str], list[str]]:
 def normalize(observation: Observation) -> None:
     """Fill the observation's claims, boundaries and gaps from its status and result."""
     action = humanize(observation.skill)
-    message = _clean((observation.error or {}).get("message", ""), 200)
+    message = clean_text((observation.error or {}).get("message", ""), 200)
     if observation.status == "executed":
         observation.claims, observation.boundaries = _claims_from(
             observation.result, observation.skill

@@ -44,6 +44,7 @@ class RunState:
     provider: str | None = None
     model: str | None = None
     pending_call_id: str | None = None
+    limits: dict[str, Any] = field(default_factory=dict)  # kept so a resumed run keeps them
     answer: Answer | None = None
     started: float = field(default_factory=time.monotonic)
     steps: list[dict[str, Any]] = field(default_factory=list)  # not yet written
@@ -112,6 +113,7 @@ class RunState:
                 "tool_calls": self.tool_calls,
                 "model_calls": self.model_calls,
                 "pending_call_id": self.pending_call_id,
+                "limits": self.limits,
                 "answer": self.answer.model_dump(mode="json") if self.answer else None,
             }
         )
@@ -142,6 +144,7 @@ class RunState:
             provider=row.get("provider"),
             model=row.get("model"),
             pending_call_id=state.get("pending_call_id"),
+            limits=state.get("limits") or {},
         )
 
     def checkpoint(

@@ -33,7 +33,7 @@ RETURNING approval_id, skill, arguments, status, run_id, requested_by;
 -- name: approval_claim
 -- Follow-through claims the approval once: only the one caller whose UPDATE matches runs it.
 UPDATE agent_approvals
-SET status = 'executing'
+SET status = 'executing', claimed_at = now()
 WHERE tenant_id = %(tenant_id)s AND approval_id = %(approval_id)s
   AND status = 'approved' AND expires_at > now()
   AND skill = %(skill)s AND arguments_hash = %(arguments_hash)s
@@ -49,3 +49,9 @@ WHERE tenant_id = %(tenant_id)s AND approval_id = %(approval_id)s AND status = '
 UPDATE agent_approvals SET status = 'expired'
 WHERE tenant_id = %(tenant_id)s AND status = 'pending' AND expires_at <= now()
 RETURNING approval_id;
+
+-- name: approval_fail
+-- An approved operation that can no longer run (its skill is gone, blocked or its arguments
+-- no longer fit) is used up as failed, so no follow-through retries it.
+UPDATE agent_approvals SET status = 'failed', result = %(result)s
+WHERE tenant_id = %(tenant_id)s AND approval_id = %(approval_id)s AND status = 'approved';

@@ -60,17 +60,32 @@ ORDER BY r.started_at
 LIMIT 5;
 
 -- name: heartbeat_fail_interrupted_runs
--- Runs a crash left 'running' for 15 minutes will never finish: say so, free their objective.
+-- Runs with no sign of life for 15 minutes (a crash) will never finish: say so and free
+-- their objectives.
 WITH failed AS (
     UPDATE agent_runs SET status = 'failed', stop_reason = 'interrupted', finished_at = now()
     WHERE tenant_id = %(tenant_id)s AND status = 'running'
-      AND started_at < now() - interval '15 minutes'
+      AND claimed_at < now() - interval '15 minutes'
     RETURNING run_id, objective_id
+), freed AS (
+    UPDATE agent_objectives o SET locked_by_run = NULL, locked_until = NULL
+    FROM failed f
+    WHERE o.tenant_id = %(tenant_id)s AND o.objective_id = f.objective_id
+    RETURNING o.objective_id
 )
-UPDATE agent_objectives o SET locked_by_run = NULL, locked_until = NULL
-FROM failed f
-WHERE o.tenant_id = %(tenant_id)s AND o.objective_id = f.objective_id
-RETURNING f.run_id;
+SELECT run_id FROM failed;
+
+-- name: heartbeat_unstick_approvals
+-- An approval left 'executing' for 15 minutes was interrupted mid follow-through. It is not
+-- run again (at most once); it fails with a clear result, and its paused run can resume.
+UPDATE agent_approvals
+SET status = 'failed',
+    result = jsonb_build_object('status', 'failed', 'result', NULL, 'approval_id', approval_id,
+        'trust_level', 'approve', 'error', jsonb_build_object('code', 'interrupted',
+        'message', 'the approved operation was interrupted; check before trying again'))
+WHERE tenant_id = %(tenant_id)s AND status = 'executing'
+  AND claimed_at < now() - interval '15 minutes'
+RETURNING approval_id;
 
 -- name: heartbeat_finish
 -- One round trip at the end of every claimed tick: the reflection (when a write skill ran),

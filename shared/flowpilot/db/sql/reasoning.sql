@@ -34,14 +34,14 @@ UPDATE agent_runs
 SET status = %(status)s, state = COALESCE(%(state)s, state), prompt_tokens = %(prompt_tokens)s,
     completion_tokens = %(completion_tokens)s, cost_usd = %(cost_usd)s,
     provider = %(provider)s, model = %(model)s, goal_frame = %(goal_frame)s,
-    stop_reason = %(stop_reason)s, error = %(error)s,
+    stop_reason = %(stop_reason)s, error = %(error)s, claimed_at = now(),
     finished_at = CASE WHEN %(status)s IN ('completed', 'failed', 'stopped') THEN now() END
 WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
 RETURNING (SELECT count(*) FROM new_steps) AS steps_written;
 
 -- name: run_claim_resume
 -- A paused run resumes once: waiting_approval -> running with one conditional UPDATE.
-UPDATE agent_runs SET status = 'running'
+UPDATE agent_runs SET status = 'running', claimed_at = now()
 WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s AND status = 'waiting_approval'
 RETURNING run_id, trigger, thread_id, objective_id, state, goal_frame, prompt_tokens,
           completion_tokens, cost_usd, provider, model, started_at;

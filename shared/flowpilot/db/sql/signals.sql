@@ -29,8 +29,7 @@ SELECT outbox_id, tenant_id, topic, payload
 FROM outbox
 WHERE published_at IS NULL AND created_at < now() - make_interval(secs => %(min_age_s)s)
 ORDER BY created_at
-LIMIT %(limit)s
-FOR UPDATE SKIP LOCKED;
+LIMIT %(limit)s;
 
 -- name: signal_claim
 -- pending -> running with one conditional UPDATE; a stale running claim may be retaken.

@@ -59,7 +59,8 @@ def run(ctx: SkillContext, arguments: dict[str, Any]) -> Any:
         with ctx.db.transaction(
             ctx.tenant_id, read_only=read_only, statement_timeout_ms=template.timeout_ms
         ) as tx:
-            rows = tx.template(template.query, params, max_rows=template.max_rows)
+            statement = _capped(template.query, template.max_rows, read_only)
+            rows = tx.template(statement, params, max_rows=template.max_rows)
     except DatabaseError as exc:
         raise _failure(exc, template) from exc
     kept = rows[: template.max_rows]
@@ -68,6 +69,20 @@ def run(ctx: SkillContext, arguments: dict[str, Any]) -> Any:
         "truncated": len(rows) > template.max_rows,
         "row_count": len(kept),
     }
+
+
+def _capped(query: str, max_rows: int, read_only: bool) -> Any:
+    """A read SELECT wrapped so the server sends at most ``max_rows`` + 1 rows (the extra one
+    tells the result was cut): a broad template never loads a whole table into memory.
+    Anything else runs as written (in a read-only transaction, a write then fails clearly)."""
+    from psycopg import sql
+
+    text = query.strip()
+    if not read_only or not text[:7].lower().startswith("select"):
+        return text
+    return sql.SQL("SELECT * FROM ({}) AS capped LIMIT {}").format(
+        sql.SQL(text.rstrip(";")), sql.Literal(max_rows + 1)
+    )
 
 
 def _failure(exc: DatabaseError, template: SqlTemplate) -> Exception:
