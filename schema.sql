@@ -629,6 +629,45 @@ LANGUAGE sql STABLE AS $$
     )
 $$;
 
+-- A reflection and what follows from it, in one call: the reflection row (when there is an
+-- outcome), its lesson kept in memory (one per skill and objective, replaced), and the
+-- objective's new progress, KPIs and status, with the tick's lock released. Used at the end
+-- of a tick and after a pre-pass follow-through. Returns the reflection's id (or NULL).
+CREATE OR REPLACE FUNCTION flowpilot_record_reflection(
+    p_tenant uuid, p_run uuid, p_objective uuid, p_skill text, p_outcome text,
+    p_critique text, p_lesson text, p_lesson_key text, p_progress jsonb, p_kpis jsonb,
+    p_status text
+) RETURNS uuid
+LANGUAGE plpgsql AS $$
+DECLARE
+    reflection uuid;
+BEGIN
+    IF p_outcome IS NOT NULL THEN
+        INSERT INTO agent_reflections
+            (tenant_id, run_id, objective_id, skill, outcome, critique, lesson)
+        VALUES (p_tenant, p_run, p_objective, p_skill, p_outcome, p_critique, p_lesson)
+        RETURNING reflection_id INTO reflection;
+    END IF;
+    IF p_lesson IS NOT NULL THEN
+        INSERT INTO agent_memory (tenant_id, category, key, content, importance, metadata)
+        VALUES (p_tenant, 'lesson', p_lesson_key, p_lesson, 0.7,
+                jsonb_build_object('skill', p_skill, 'objective_id', p_objective))
+        ON CONFLICT (tenant_id, category, key) WHERE key IS NOT NULL
+        DO UPDATE SET content = EXCLUDED.content, updated_at = now();
+    END IF;
+    IF p_objective IS NOT NULL THEN
+        UPDATE agent_objectives
+        SET progress = COALESCE(p_progress, progress), kpis = COALESCE(p_kpis, kpis),
+            status = COALESCE(p_status, status),
+            completed_at = CASE WHEN p_status = 'completed' THEN now() ELSE completed_at END,
+            locked_by_run = NULL, locked_until = NULL,
+            updated_at = CASE WHEN p_progress IS NOT NULL THEN now() ELSE updated_at END
+        WHERE tenant_id = p_tenant AND objective_id = p_objective;
+    END IF;
+    RETURN reflection;
+END
+$$;
+
 -- How many of a tenant's automations are due: a cron time has come, or an event or signal
 -- of the kind they react to arrived since they last ran (their own runs excepted).
 CREATE OR REPLACE FUNCTION flowpilot_due_automations(p_tenant uuid) RETURNS integer

@@ -88,32 +88,13 @@ WHERE tenant_id = %(tenant_id)s AND status = 'executing'
 RETURNING approval_id;
 
 -- name: heartbeat_finish
--- One round trip at the end of every claimed tick: the reflection (when a write skill ran),
--- its lesson in memory, the objective's new progress, the tick log, and the lease released.
-WITH reflection AS (
-    INSERT INTO agent_reflections (tenant_id, run_id, objective_id, skill, outcome, critique, lesson)
-    SELECT %(tenant)s, %(run_id)s, %(objective_id)s, %(skill)s, %(outcome_reflection)s,
-           %(critique)s, %(lesson)s
-    WHERE %(outcome_reflection)s::text IS NOT NULL
-    RETURNING reflection_id
-), lesson AS (
-    INSERT INTO agent_memory (tenant_id, category, key, content, importance, metadata)
-    SELECT %(tenant)s, 'lesson', %(lesson_key)s, %(lesson)s, 0.7,
-           jsonb_build_object('skill', %(skill)s::text, 'objective_id', %(objective_id)s::text)
-    WHERE %(lesson)s::text IS NOT NULL
-    ON CONFLICT (tenant_id, category, key) WHERE key IS NOT NULL
-    DO UPDATE SET content = EXCLUDED.content, updated_at = now()
-    RETURNING memory_id
-), objective AS (
-    UPDATE agent_objectives
-    SET progress = COALESCE(%(progress)s, progress), kpis = COALESCE(%(kpis)s, kpis),
-        status = COALESCE(%(objective_status)s, status),
-        completed_at = CASE WHEN %(objective_status)s = 'completed' THEN now()
-                            ELSE completed_at END,
-        locked_by_run = NULL, locked_until = NULL,
-        updated_at = CASE WHEN %(progress)s::jsonb IS NOT NULL THEN now() ELSE updated_at END
-    WHERE tenant_id = %(tenant)s AND objective_id = %(objective_id)s
-    RETURNING objective_id
+-- One round trip at the end of every claimed tick: the reflection and the objective's
+-- progress (flowpilot_record_reflection), the tick log, and the lease released.
+WITH reflected AS (
+    SELECT flowpilot_record_reflection(
+        %(tenant)s, %(run_id)s, %(objective_id)s, %(skill)s, %(outcome_reflection)s,
+        %(critique)s, %(lesson)s, %(lesson_key)s, %(progress)s, %(kpis)s,
+        %(objective_status)s) AS reflection_id
 ), tick AS (
     INSERT INTO heartbeat_ticks
         (tenant_id, outcome, objective_id, skill, model_calls, tokens, duration_ms, reason)
@@ -126,36 +107,14 @@ WITH reflection AS (
     RETURNING tenant_id
 )
 SELECT (SELECT tick_id FROM tick) AS tick_id,
-       (SELECT reflection_id FROM reflection) AS reflection_id,
-       (SELECT memory_id FROM lesson) AS lesson_id,
+       (SELECT reflection_id FROM reflected) AS reflection_id,
        (SELECT count(*) FROM released) AS released;
 
 -- name: reflection_apply
--- A reflection outside a tick's finish (a pre-pass follow-through): the row, its lesson,
--- the objective's progress.
-WITH reflection AS (
-    INSERT INTO agent_reflections (tenant_id, run_id, objective_id, skill, outcome, critique, lesson)
-    VALUES (%(tenant_id)s, %(run_id)s, %(objective_id)s, %(skill)s, %(outcome)s, %(critique)s,
-            %(lesson)s)
-    RETURNING reflection_id
-), lesson AS (
-    INSERT INTO agent_memory (tenant_id, category, key, content, importance)
-    VALUES (%(tenant_id)s, 'lesson', %(lesson_key)s, %(lesson)s, 0.7)
-    ON CONFLICT (tenant_id, category, key) WHERE key IS NOT NULL
-    DO UPDATE SET content = EXCLUDED.content, updated_at = now()
-    RETURNING memory_id
-), objective AS (
-    UPDATE agent_objectives
-    SET progress = COALESCE(%(progress)s, progress), kpis = COALESCE(%(kpis)s, kpis),
-        status = COALESCE(%(objective_status)s, status),
-        completed_at = CASE WHEN %(objective_status)s = 'completed' THEN now()
-                            ELSE completed_at END,
-        updated_at = now()
-    WHERE tenant_id = %(tenant_id)s AND objective_id = %(objective_id)s
-    RETURNING objective_id
-)
-SELECT (SELECT reflection_id FROM reflection) AS reflection_id,
-       (SELECT memory_id FROM lesson) AS lesson_id;
+-- A reflection outside a tick's finish (after a pre-pass follow-through).
+SELECT flowpilot_record_reflection(
+    %(tenant_id)s, %(run_id)s, %(objective_id)s, %(skill)s, %(outcome)s, %(critique)s,
+    %(lesson)s, %(lesson_key)s, %(progress)s, %(kpis)s, %(objective_status)s) AS reflection_id;
 
 -- name: heartbeat_objective_get
 SELECT objective_id, goal, priority, success_criteria, kpis, progress, status
