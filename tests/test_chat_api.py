@@ -365,3 +365,19 @@ def test_cli_human_output_lists_the_work_and_what_waits_for_approval() -> None:
         f"Waiting for your approval: Send the quote to pat@example.com "
         f"(flowpilot approvals approve {approval})"
     ) in lines
+
+
+def test_a_signal_is_accepted_then_planned_through_the_local_queue(
+    db: Database, tenant: NewTenant, other_tenant: NewTenant
+) -> None:
+    body = {"title": "New lead: bathroom remodel in Elm St", "kind": "lead"}
+    accepted = call(chat_handler, "POST", "/signals", headers=auth(tenant), body=body)
+    assert accepted.status == 202
+    signal_id = accepted.body["signal_id"]
+    shown = call(chat_handler, "GET", f"/signals/{signal_id}", headers=auth(tenant))
+    assert shown.status == 200 and shown.body["status"] == "completed"
+    assert shown.body["plan"]["fallback_mode"] is True
+    hidden = call(chat_handler, "GET", f"/signals/{signal_id}", headers=auth(other_tenant))
+    assert hidden.status == 404 and hidden.error_code == "signal_not_found"
+    bad = call(chat_handler, "POST", "/signals", headers=auth(tenant), body={"title": ""})
+    assert bad.status == 422 and bad.error_code == "invalid_request"

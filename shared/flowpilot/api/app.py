@@ -76,6 +76,7 @@ def _chat_routers() -> list[Any]:
         heartbeat,
         model_routing,
         objectives,
+        signals,
         skills,
         soul,
         threads,
@@ -92,6 +93,7 @@ def _chat_routers() -> list[Any]:
         briefing.router,
         heartbeat.router,
         automations.router,
+        signals.router,
     ]
 
 
