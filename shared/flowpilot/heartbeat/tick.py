@@ -152,12 +152,12 @@ def next_step(objective: dict[str, Any]) -> str | None:
 
 
 def instruction(objective: dict[str, Any]) -> str:
-    """The objective as the engine's request: the goal, the next plan step, what success is."""
+    """The objective as the engine's request: the next step first (it is what gets done),
+    then the goal it serves and what success means."""
     step = next_step(objective)
     criteria = "; ".join(str(c) for c in objective.get("success_criteria") or [])
-    text = f"Work on the objective: {objective['goal']}."
-    if step:
-        text += f" Next step: {step}."
+    text = f"{step}. " if step else ""
+    text += f"This is for the objective: {objective['goal']}."
     if criteria:
         text += f" Success means: {criteria}."
     return text + " Take at most one action that moves it forward, or say no action is needed."
