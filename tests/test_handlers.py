@@ -25,9 +25,15 @@ def test_chat_completion_answers_health_through_mangum(db: Database) -> None:
     assert json.loads(response["body"])["database"] == "ok"
 
 
-def test_agent_execute_answers_the_direct_invoke_contract(db: Database) -> None:
-    response = invoke_function("AgentExecuteFunction", load_event("agent_execute_invoke"))
-    assert set(response) >= {"status", "result", "approval_id", "error"}
+def test_agent_execute_answers_the_direct_invoke_contract(db: Database, tenant: NewTenant) -> None:
+    event = load_event("agent_execute_invoke")  # its tenant does not exist here
+    refused = invoke_function("AgentExecuteFunction", event)
+    assert set(refused) >= {"status", "result", "approval_id", "error"}
+    assert (refused["status"], refused["error"]["code"]) == ("refused", "unknown_tenant")
+    event["tenant_id"] = str(tenant.tenant_id)
+    event["arguments"] = {"query": "pricing", "category": None, "limit": None}
+    executed = invoke_function("AgentExecuteFunction", event)
+    assert executed["status"] == "executed" and executed["result"] == {"results": []}
 
 
 def test_heartbeat_ticks_nothing_when_no_tenant_has_work(db: Database, tenant: NewTenant) -> None:
