@@ -7,7 +7,6 @@ skills pays no more prompt than one with 50. Lower layers are cut first when ove
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -181,12 +180,3 @@ def _progress(progress: Any) -> str:
     plan = (progress or {}).get("plan") or []
     done = sum(1 for step in plan if isinstance(step, dict) and step.get("status") == "done")
     return f"{done} of {len(plan)} steps done" if plan else "no plan yet"
-
-
-def clear_cache() -> None:
-    with _cache_lock:
-        _index_cache.clear()
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, default=str, sort_keys=True)
