@@ -495,12 +495,9 @@ def measure_prompt(db: Database) -> list[dict[str, Any]]:
     ]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=100)
-    parser.add_argument("--profile", action="store_true", help="cProfile top 15 to stderr")
-    args = parser.parse_args()
-
+@contextmanager
+def bench_stack() -> Iterator[tuple[ScriptedModelServer, Database, uuid.UUID]]:
+    """A fresh database with a seeded tenant, and the engine pointed at an instant model."""
     postgres = TestPostgres.start()
     server = instant_model_server()
     try:
@@ -509,14 +506,24 @@ def main() -> None:
         with postgres.clone() as db:
             tenant = create_tenant(db, "Harbor Plumbing")
             seed_context(db, tenant.tenant_id)
-            for line in measure_turns(server, db, tenant.tenant_id, args.turns):
-                emit(line)
-            emit(measure_phases(server, db, tenant.tenant_id, min(args.turns, 50), args.profile))
-            for line in measure_prompt(db):
-                emit(line)
+            yield server, db, tenant.tenant_id
     finally:
         server.stop()
         postgres.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--profile", action="store_true", help="cProfile top 15 to stderr")
+    args = parser.parse_args()
+
+    with bench_stack() as (server, db, tenant_id):
+        for line in measure_turns(server, db, tenant_id, args.turns):
+            emit(line)
+        emit(measure_phases(server, db, tenant_id, min(args.turns, 50), args.profile))
+        for line in measure_prompt(db):
+            emit(line)
 
 
 if __name__ == "__main__":

@@ -43,21 +43,17 @@ from turn import (
     FINAL,
     QUESTION,
     BoundExecutor,
+    bench_stack,
     emit,
     flowpilot_turn,
-    instant_model_server,
     measure_phases,
     median_ms,
-    point_engine_at,
-    seed_context,
 )
 
 from flowpilot.db import Database
 from flowpilot.reasoning.bootstrap import PREAMBLE, tool_definition
 from flowpilot.skills.internal.briefing import build_briefing
-from flowpilot.tenancy import create_tenant
 from flowpilot.testing import scripted_model
-from flowpilot.testing.databases import TestPostgres
 from flowpilot.testing.scripted_model import ScriptedModelServer
 
 BENCH = "vs_langgraph"
@@ -382,27 +378,16 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=60)
     args = parser.parse_args()
 
-    postgres = TestPostgres.start()
-    server = instant_model_server()
-    try:
-        postgres.build_template()
-        point_engine_at(server)
-        with postgres.clone() as db:
-            tenant = create_tenant(db, "Harbor Plumbing")
-            seed_context(db, tenant.tenant_id)
-            agent = langgraph_agent(server, db, tenant.tenant_id, db.url)
-            try:
-                timing = measure_time(server, db, tenant.tenant_id, agent, args.turns)
-                emit(timing)
-            finally:
-                agent.close()
-            emit(measure_round_trips(server, db, tenant.tenant_id))
-            if not timing["ok"]:  # where FlowPilot's turn spends its time
-                phases = measure_phases(server, db, tenant.tenant_id, 30, profile=False)
-                emit({**phases, "bench": BENCH})
-    finally:
-        server.stop()
-        postgres.stop()
+    with bench_stack() as (server, db, tenant_id):
+        agent = langgraph_agent(server, db, tenant_id, db.url)
+        try:
+            timing = measure_time(server, db, tenant_id, agent, args.turns)
+            emit(timing)
+        finally:
+            agent.close()
+        emit(measure_round_trips(server, db, tenant_id))
+        if not timing["ok"]:  # where FlowPilot's turn spends its time
+            emit({**measure_phases(server, db, tenant_id, 30, profile=False), "bench": BENCH})
 
 
 if __name__ == "__main__":

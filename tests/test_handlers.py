@@ -138,3 +138,33 @@ def test_the_cli_invoke_prints_json_and_exits_by_outcome(db: Database) -> None:
     )  # fmt: skip
     assert broken.returncode == 1
     assert "invalid_event" in broken.stderr or "SQS event" in broken.stderr
+
+
+def test_a_signal_delivered_twice_at_once_is_planned_once(db: Database, tenant: NewTenant) -> None:
+    import threading
+
+    from flowpilot.signals.lambda_entry import handle_batch
+
+    created = db.one(
+        tenant.tenant_id, "signal_insert", project_id=None, source="t", kind="lead",
+        title="Double delivery", body="", payload={},
+    )  # fmt: skip
+    assert created is not None
+    body = json.dumps({"signal_id": str(created["signal_id"]), "tenant_id": str(tenant.tenant_id)})
+    event = load_event("signal_planner_sqs")
+    event["Records"] = [dict(event["Records"][0], body=body)]
+    barrier = threading.Barrier(4)
+    answers: list[dict[str, object]] = []
+
+    def deliver() -> None:
+        barrier.wait()
+        answers.append(handle_batch(event, None))
+
+    threads = [threading.Thread(target=deliver) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert answers == [{"batchItemFailures": []}] * 4
+    signal = db.one(tenant.tenant_id, "signal_get", signal_id=created["signal_id"])
+    assert signal is not None and signal["status"] == "completed" and signal["attempts"] == 1

@@ -219,8 +219,10 @@ def complete(
     """Close an open or paused objective as met (completing twice is harmless)."""
     row = db.one(
         tenant_id,
-        "objective_complete",
+        "objective_transition",
         objective_id=objective_id,
+        from_statuses=["open", "paused"],
+        to_status="completed",
         summary=(summary or "").strip()[:MAX_ITEM_CHARS] or None,
         run_id=None,
     )
@@ -237,10 +239,12 @@ def _move(
 ) -> ObjectiveView:
     row = db.one(
         tenant_id,
-        "objective_api_set_status",
+        "objective_transition",
         objective_id=objective_id,
-        from_status=source,
+        from_statuses=[source],
         to_status=target,
+        summary=None,
+        run_id=None,
     )
     if row is None:
         raise _not_found(objective_id)

@@ -37,21 +37,29 @@ WITH o AS (
 )
 SELECT to_jsonb(o) - 'tenant_id' - 'locked_by_run' - 'locked_until' AS objective FROM o;
 
--- name: objective_complete
--- Closes an open or paused objective. An objective that is already closed comes back
--- unchanged (changed = false), so completing twice is harmless; no row means not found.
+-- name: objective_transition
+-- Moves an objective from one of %(from_statuses)s to %(to_status)s (complete, pause,
+-- resume), with an event; completing may add a summary to its progress. An objective in any
+-- other status comes back unchanged (changed = false), so the caller can tell "already
+-- there" from "not allowed"; no row means not found.
 WITH c AS (
     UPDATE agent_objectives
-    SET status = 'completed', completed_at = now(), updated_at = now(),
+    SET status = %(to_status)s::text, updated_at = now(),
+        completed_at = CASE WHEN %(to_status)s::text = 'completed' THEN now()
+                            ELSE completed_at END,
         progress = CASE WHEN %(summary)s::text IS NULL THEN progress
                         ELSE jsonb_set(progress, '{summary}', to_jsonb(%(summary)s::text))
                    END
     WHERE tenant_id = %(tenant_id)s AND objective_id = %(objective_id)s
-      AND status IN ('open', 'paused')
+      AND status = ANY(%(from_statuses)s::text[])
     RETURNING *
 ), e AS (
     INSERT INTO agent_events (tenant_id, kind, summary, payload, run_id)
-    SELECT tenant_id, 'objective_completed', 'Objective completed: ' || left(goal, 200),
+    SELECT tenant_id,
+           CASE %(to_status)s::text WHEN 'open' THEN 'objective_resumed'
+                ELSE 'objective_' || %(to_status)s::text END,
+           'Objective ' || CASE %(to_status)s::text WHEN 'open' THEN 'resumed'
+                                ELSE %(to_status)s::text END || ': ' || left(goal, 200),
            jsonb_build_object('objective_id', objective_id, 'summary', %(summary)s::text),
            %(run_id)s::uuid
     FROM c

@@ -35,30 +35,3 @@ WITH o AS (
     FROM o
 )
 SELECT to_jsonb(o) - 'tenant_id' - 'locked_by_run' - 'locked_until' AS objective FROM o;
-
--- name: objective_api_set_status
--- Moves an objective from one status to another (pause: open -> paused, resume: the
--- reverse). An objective in any other status comes back unchanged (changed = false), so the
--- caller can tell "already there" from "not allowed"; no row means not found.
-WITH c AS (
-    UPDATE agent_objectives
-    SET status = %(to_status)s::text, updated_at = now()
-    WHERE tenant_id = %(tenant_id)s AND objective_id = %(objective_id)s
-      AND status = %(from_status)s::text
-    RETURNING *
-), e AS (
-    INSERT INTO agent_events (tenant_id, kind, summary, payload)
-    SELECT tenant_id, 'objective_' || %(to_status)s::text,
-           'Objective ' || CASE %(to_status)s::text WHEN 'open' THEN 'resumed'
-                                ELSE %(to_status)s::text END || ': ' || left(goal, 200),
-           jsonb_build_object('objective_id', objective_id)
-    FROM c
-)
-SELECT to_jsonb(c) - 'tenant_id' - 'locked_by_run' - 'locked_until' AS objective,
-       true AS changed
-FROM c
-UNION ALL
-SELECT to_jsonb(o) - 'tenant_id' - 'locked_by_run' - 'locked_until', false
-FROM agent_objectives o
-WHERE o.tenant_id = %(tenant_id)s AND o.objective_id = %(objective_id)s
-  AND NOT EXISTS (SELECT 1 FROM c);

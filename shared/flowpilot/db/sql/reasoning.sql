@@ -51,9 +51,3 @@ SELECT run_id, trigger, status, thread_id, objective_id, state, goal_frame, prov
        prompt_tokens, completion_tokens, cost_usd, stop_reason, error, started_at, finished_at
 FROM agent_runs
 WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s;
-
--- name: run_steps
-SELECT seq, kind, skill, input, output, tokens, duration_ms, created_at
-FROM agent_steps
-WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
-ORDER BY seq;

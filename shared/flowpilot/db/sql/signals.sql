@@ -78,10 +78,3 @@ SELECT signal_id, project_id, source, kind, title, body, payload, status,
        strategic_analysis, attempts, created_at, completed_at
 FROM signals
 WHERE tenant_id = %(tenant_id)s AND signal_id = %(signal_id)s;
-
--- name: signal_list
-SELECT signal_id, kind, title, status, created_at, completed_at
-FROM signals
-WHERE tenant_id = %(tenant_id)s AND (%(status)s::text IS NULL OR status = %(status)s)
-ORDER BY created_at DESC
-LIMIT %(limit)s;

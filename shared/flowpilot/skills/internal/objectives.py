@@ -192,8 +192,10 @@ def objective_complete(ctx: SkillContext, arguments: dict[str, Any]) -> dict[str
     summary = str(arguments.get("summary") or "").strip() or None
     row = ctx.db.one(
         ctx.tenant_id,
-        "objective_complete",
+        "objective_transition",
         objective_id=objective_id,
+        from_statuses=["open", "paused"],
+        to_status="completed",
         summary=summary,
         run_id=ctx.run_id,
     )
