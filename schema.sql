@@ -582,9 +582,12 @@ DROP FUNCTION IF EXISTS flowpilot_current_tenant();
 -- Everything a run perceives, as one document: soul and constraints, open objectives, recent
 -- events, working notes and lessons, the thread's recent messages, today's provider tokens
 -- against the budget, and a fingerprint of the skill catalog (to reuse a cached skill index).
+-- PL/pgSQL rather than SQL so the plan is cached per connection: a SQL function that cannot be
+-- inlined is planned on every call (about 0.7 ms of each run's first round trip).
 CREATE OR REPLACE FUNCTION flowpilot_run_context(p_tenant uuid, p_thread uuid) RETURNS jsonb
-LANGUAGE sql STABLE AS $$
-    SELECT jsonb_build_object(
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN jsonb_build_object(
         'soul', (
             SELECT jsonb_agg(jsonb_build_object('category', m.category, 'key', m.key,
                                                 'content', m.content)
@@ -626,7 +629,8 @@ LANGUAGE sql STABLE AS $$
             FROM agent_skills s
             LEFT JOIN modules mo ON mo.tenant_id = s.tenant_id AND mo.module = s.module
             WHERE s.tenant_id = p_tenant)
-    )
+    );
+END
 $$;
 
 -- A reflection and what follows from it, in one call: the reflection row (when there is an

@@ -48,6 +48,7 @@ from turn import (
     flowpilot_turn,
     measure_phases,
     median_ms,
+    settle,
 )
 
 from flowpilot.db import Database
@@ -298,6 +299,7 @@ def measure_time(
     for _ in range(WARMUP):
         flowpilot_turn(server, db, tenant_id, executor)
         agent.turn(server)
+    settle(db)
     ours: list[float] = []
     theirs: list[float] = []
 

@@ -105,6 +105,27 @@ def test_statement_timeout_is_a_clear_error(db: Database) -> None:
     assert raised.value.code == "statement_timeout"
 
 
+def test_transaction_settings_are_local_and_durability_is_opt_out(db: Database) -> None:
+    acme = create_tenant(db, "Acme")
+    probe = (
+        "SELECT current_user AS role, current_setting('synchronous_commit') AS sync,"
+        " current_setting('app.tenant_id', true) AS tenant"
+    )
+    with db.transaction(acme.tenant_id) as tx:
+        assert tx.sql(probe) == [
+            {"role": "flowpilot_tenant", "sync": "on", "tenant": str(acme.tenant_id)}
+        ]
+    with db.transaction(acme.tenant_id, durable=False) as tx:
+        assert tx.sql(probe)[0]["sync"] == "off"
+        tx.run("module_set", module="crm", enabled=True)
+    # Committed all the same, and nothing stays set on the pooled connection afterwards.
+    assert db.all(acme.tenant_id, "module_list")[0]["module"] == "crm"
+    with db.connection() as conn:
+        after = conn.execute(probe).fetchone()
+    assert after is not None and after["sync"] == "on" and not after["tenant"]
+    assert after["role"] != "flowpilot_tenant"
+
+
 def test_read_only_transactions_refuse_writes(db: Database) -> None:
     acme = create_tenant(db, "Acme")
     with pytest.raises(DatabaseError) as raised:

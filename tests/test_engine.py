@@ -95,6 +95,15 @@ def test_an_approve_skill_pauses_the_run_and_approval_resumes_it(
     run = rows(db, "SELECT status, state FROM agent_runs")[0]
     assert run["status"] == "completed"
     assert run["state"]["answer"]["content"] == "I emailed Pat the quote."
+    # The journal reads in order across the pause: the call waited, then the approved one ran.
+    acts = rows(
+        db,
+        "SELECT seq, output ->> 'status' AS status FROM agent_steps WHERE kind = 'act'"
+        " ORDER BY seq",
+    )
+    assert [a["status"] for a in acts] == ["pending_approval", "executed"]
+    kinds = [r["kind"] for r in rows(db, "SELECT kind FROM agent_steps ORDER BY seq")]
+    assert kinds == ["perceive", "plan", "act", "answer", "act", "observe", "plan", "answer"]
 
 
 def test_a_spent_daily_budget_stops_before_any_model_call(

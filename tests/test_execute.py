@@ -227,15 +227,19 @@ def test_notify_runs_then_leaves_a_card_and_every_execution_is_audited(
     execute(request(tenant, "launch_rockets", {}), db=db)
     with db.connection() as conn:
         audit = conn.execute(
-            "SELECT skill, outcome, effective_trust, arguments_hash FROM audit_log"
+            "SELECT skill, outcome, effective_trust, arguments_hash, run_id FROM audit_log"
             " ORDER BY audit_id"
         ).fetchall()
-        steps = conn.execute("SELECT kind, skill, seq FROM agent_steps").fetchall()
+        card = conn.execute("SELECT title, body FROM notifications").fetchone()
+        steps = conn.execute("SELECT count(*) AS n FROM agent_steps").fetchone()
     assert [(a["skill"], a["outcome"]) for a in audit] == [
         ("objective_create", "executed"), ("launch_rockets", "refused"),
     ]  # fmt: skip
     assert audit[0]["effective_trust"] == "notify" and audit[0]["arguments_hash"]
-    assert steps == [{"kind": "act", "skill": "objective_create", "seq": 1}]
+    assert audit[0]["run_id"] == run_id and audit[1]["run_id"] is None
+    assert card["title"] == "FlowPilot ran objective_create"
+    assert card["body"]["status"] == "executed" and card["body"]["result"]
+    assert steps["n"] == 0  # the run's journal is the engine's to write
 
 
 def test_a_handler_failure_is_reported_not_raised(db: Database, tenant: NewTenant) -> None:

@@ -32,6 +32,7 @@ TOOL_REPAIR = (
     "Call `{name}` again with its arguments as one valid JSON object."
 )
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 @dataclass
@@ -148,13 +149,18 @@ class OpenAIModelClient:
     ) -> Any:
         """One chat completion, retried on 429, 5xx and lost connections within the deadline."""
         import openai
+        from openai.types.chat import ChatCompletion
 
         request: dict[str, Any] = {"model": self.config.model, "messages": conversation}
         if tools:
             request.update(tools=tools, tool_choice="auto", parallel_tool_calls=False)
         if response_model is not None:
             request["response_format"] = response_format(response_model)
-        estimate = estimate_tokens(conversation, tools or None)
+        # The body is plain JSON already: serialized once, it is both the token estimate and
+        # what is sent. (``chat.completions.create`` would re-walk it against the SDK's typed
+        # params first, about 1 ms per call for a 15 KB prompt.)
+        body = json.dumps(request, default=str)
+        estimate = estimate_tokens(body)
         retry = 0
         while True:
             remaining = progress.deadline - time.monotonic()
@@ -166,7 +172,12 @@ class OpenAIModelClient:
             hint: float | None = None
             cause: Exception
             try:
-                completion = self._client().chat.completions.create(**request, timeout=remaining)
+                completion = self._client().post(
+                    "/chat/completions",
+                    cast_to=ChatCompletion,
+                    content=body.encode(),
+                    options={"timeout": remaining, "headers": JSON_HEADERS},
+                )
             except openai.APITimeoutError as exc:
                 raise self._timeout() from exc
             except openai.APIConnectionError as exc:
@@ -229,7 +240,9 @@ def offered_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     return offered
 
 
+@functools.cache
 def response_format(model: type[BaseModel]) -> dict[str, Any]:
+    """The ``response_format`` asking for ``model`` as strict JSON (built once per model)."""
     name = _SCHEMA_NAME.sub("_", model.__name__)[:64] or "reply"
     schema = strict_json_schema(model.model_json_schema())
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}

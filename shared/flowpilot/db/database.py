@@ -5,10 +5,17 @@ set, so Row Level Security confines every statement to that tenant, and the boun
 passed as ``%(tenant_id)s`` to every named query: callers cannot supply another. A *system*
 transaction (no tenant) is for cross-tenant work such as picking tenants with due work.
 
-A transaction's opening statements (BEGIN, statement timeout, role, tenant) travel in one
-pipeline with its first query, so a transaction of N statements costs N + 1 round trips, and
-``Database.one/all/run`` (a single statement in its own transaction) costs exactly one.
-Round trips are counted in ``stats`` for the benchmarks.
+A transaction's opening statements (BEGIN, then statement timeout, role and tenant set in one
+SELECT) travel in one pipeline with its first query, so a transaction of N statements costs
+N + 1 round trips, and ``Database.one/all/run`` (a single statement in its own transaction)
+costs exactly one. Round trips are counted in ``stats`` for the benchmarks.
+
+Durability: every commit waits for its WAL flush unless the caller says ``durable=False``.
+That is for a write that leads up to a later synchronous commit in the same flow, such as a
+run's opening row and its checkpoint before it acts: PostgreSQL flushes WAL in order, so the
+next synchronous commit (the execution's record, or the run's last checkpoint) makes the
+earlier write durable too. A database crash in between loses only that unfinished run's
+progress, never an action's record, and never leaves anything inconsistent.
 """
 
 from __future__ import annotations
@@ -204,21 +211,29 @@ class Database:
                 self._pool = None
 
     def _opener(
-        self, tenant: uuid.UUID | None, read_only: bool, statement_timeout_ms: int | None
+        self,
+        tenant: uuid.UUID | None,
+        read_only: bool,
+        statement_timeout_ms: int | None,
+        durable: bool,
     ) -> list[Statement]:
+        """BEGIN, then every setting local to the transaction in one statement."""
         timeout = (
             self.statement_timeout_ms if statement_timeout_ms is None else statement_timeout_ms
         )
-        opener: list[Statement] = [
-            ("BEGIN READ ONLY" if read_only else "BEGIN", None),
-            ("SELECT set_config('statement_timeout', %(ms)s, true)", {"ms": str(timeout)}),
-        ]
+        settings = ["set_config('statement_timeout', %(ms)s, true)"]
+        params: dict[str, Any] = {"ms": str(timeout)}
         if tenant is not None:
-            opener.append(("SET LOCAL ROLE flowpilot_tenant", None))
-            opener.append(
-                ("SELECT set_config('app.tenant_id', %(tenant)s, true)", {"tenant": str(tenant)})
-            )
-        return opener
+            # set_config('role', ...) is SET LOCAL ROLE: membership is checked the same way.
+            settings.append("set_config('role', 'flowpilot_tenant', true)")
+            settings.append("set_config('app.tenant_id', %(tenant)s, true)")
+            params["tenant"] = str(tenant)
+        if not durable:
+            settings.append("set_config('synchronous_commit', 'off', true)")
+        return [
+            ("BEGIN READ ONLY" if read_only else "BEGIN", None),
+            ("SELECT " + ", ".join(settings), params),
+        ]
 
     @contextmanager
     def transaction(
@@ -227,12 +242,16 @@ class Database:
         *,
         read_only: bool = False,
         statement_timeout_ms: int | None = None,
+        durable: bool = True,
     ) -> Iterator[Tx]:
-        """A transaction bound to ``tenant_id`` (or a system transaction when None)."""
+        """A transaction bound to ``tenant_id`` (or a system transaction when None).
+
+        ``durable=False`` commits without waiting for the WAL flush: only for a write that a
+        later synchronous commit in the same flow makes durable anyway (see the module doc)."""
         import psycopg
 
         tenant = _as_uuid(tenant_id) if tenant_id is not None else None
-        opener = self._opener(tenant, read_only, statement_timeout_ms)
+        opener = self._opener(tenant, read_only, statement_timeout_ms, durable)
         try:
             with self.pool.connection() as conn:
                 tx = Tx(conn, tenant, self.stats, opener)
@@ -254,10 +273,14 @@ class Database:
             raise DatabaseError(f"database unavailable: {exc}") from exc
 
     def _once(
-        self, tenant_id: uuid.UUID | str | None, name: str, params: Mapping[str, Any]
+        self,
+        tenant_id: uuid.UUID | str | None,
+        name: str,
+        params: Mapping[str, Any],
+        durable: bool = True,
     ) -> tuple[list[Row], int]:
         """One named statement in its own transaction: opener, statement, COMMIT, one trip."""
-        with self.transaction(tenant_id) as tx:
+        with self.transaction(tenant_id, durable=durable) as tx:
             if "tenant_id" in params:
                 raise InvalidRequest("tenant_id comes from the binding, not a caller")
             statement = (query(name), tx._bind(params))
@@ -266,10 +289,18 @@ class Database:
             return result
 
     def one(
-        self, tenant_id: uuid.UUID | str | None, query_name: str, /, **params: Any
+        self,
+        tenant_id: uuid.UUID | str | None,
+        query_name: str,
+        /,
+        *,
+        durable: bool = True,
+        **params: Any,
     ) -> Row | None:
-        """The first row of one named statement run in its own transaction (one round trip)."""
-        rows, _ = self._once(tenant_id, query_name, params)
+        """The first row of one named statement run in its own transaction (one round trip).
+
+        ``durable=False``: committed without waiting for the WAL flush (see ``transaction``)."""
+        rows, _ = self._once(tenant_id, query_name, params, durable)
         return rows[0] if rows else None
 
     def all(

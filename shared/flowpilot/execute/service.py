@@ -2,7 +2,8 @@
 
 load (one round trip) -> validate arguments -> effective trust -> blocked: refuse |
 approve: ask (or follow an approval through, once) | auto/notify: run -> record (one round
-trip: audit row, the run's step, a notification card for notify).
+trip: the audit row, and a notification card for notify). The calling run journals the act
+as its own step.
 """
 
 from __future__ import annotations
@@ -225,11 +226,8 @@ def _record(
     outcome: ExecuteResult,
     started: float,
 ) -> None:
-    """The audit row, the run's step and (for notify) a notification card: one round trip."""
+    """The audit row and (for notify) a notification card: one round trip."""
     trust: TrustLevel | None = outcome.trust_level
-    step_output = {"status": outcome.status, "result": outcome.result}
-    if outcome.error is not None:
-        step_output["error"] = outcome.error.model_dump()
     notify = trust == "notify" and outcome.status == "executed"
     try:
         db.one(
@@ -244,9 +242,8 @@ def _record(
             duration_ms=int((time.perf_counter() - started) * 1000),
             error=outcome.error.model_dump() if outcome.error else None,
             run_id=request.run_id,
-            step_input={"skill": request.skill, "arguments": request.arguments},
-            step_output=json.loads(json.dumps(step_output, default=str)),
             notify_title=f"FlowPilot ran {request.skill}" if notify else None,
+            notify_body={"status": outcome.status, "result": outcome.result} if notify else None,
         )
     except FlowPilotError:
         # The execution happened; losing its audit row must not turn it into a failure.

@@ -3,7 +3,9 @@
 Perceive (bootstrap + GoalFrame) -> loop, bounded by steps, tokens and wall clock:
 Plan (the model picks one offered tool, or answers) -> Act (through the execute transport)
 -> Observe (ledger + evidence) -> Critic -> ... -> Answer (quality gate, projection).
-The run row is written before anything else; steps are checkpointed before every action.
+The run row is written before anything else. Steps are journalled in memory and written with
+the run's next checkpoint: each action's durable record is execute's audit row, committed
+before the engine goes on, and every run ends with a synchronous checkpoint.
 """
 
 from __future__ import annotations
@@ -84,10 +86,12 @@ def run_turn(
 
     database = db or get_db()
     function = FUNCTION_FOR_TRIGGER[trigger]
-    # One round trip: the run row first, then its model route and what it perceives.
+    # One round trip: the run row first, then its model route and what it perceives. Its
+    # commit does not wait for the WAL flush; the run's later synchronous commits cover it.
     started = database.one(
         tenant_id,
         "run_start",
+        durable=False,
         trigger=trigger,
         thread_id=thread_id,
         objective_id=objective_id,
@@ -163,6 +167,7 @@ def resume(
             result = ExecuteResult.problem("refused", "approval_rejected", "the person declined")
         else:
             result = execution
+            _journal_act(run, skill, pending.arguments if pending else {}, result, 0)
         run.confirmations = []
         _observe(
             run,
@@ -306,7 +311,7 @@ def _act(
             "refused", "not_offered", f"{skill} is not one of the tools offered for this request"
         )
     else:
-        run.checkpoint(deps.db, with_state=False)  # the run's steps are on record before it acts
+        started = time.perf_counter()
         result = deps.executor.execute(
             ExecuteRequest(
                 tenant_id=run.tenant_id,
@@ -316,6 +321,7 @@ def _act(
                 run_id=run.run_id,
             )
         )
+        _journal_act(run, skill, arguments, result, int((time.perf_counter() - started) * 1000))
     if result.status == "pending_approval":
         return pause(run, deps.db, call_id, skill, arguments, result)
     if result.status == "executed":
@@ -330,6 +336,23 @@ def _act(
     if verdict.decision == "narrow":
         run.messages.append({"role": "system", "content": critic.guidance(verdict)})
     return None
+
+
+def _journal_act(
+    run: RunState, skill: str, arguments: dict[str, Any], result: ExecuteResult, duration_ms: int
+) -> None:
+    """The act step: what execute did with the call. (Execute's audit row is the durable
+    record of the action itself; the run's journal is written with its next checkpoint.)"""
+    output: dict[str, Any] = {"status": result.status, "result": result.result}
+    if result.error is not None:
+        output["error"] = result.error.model_dump()
+    run.step(
+        "act",
+        skill=skill,
+        input={"skill": skill, "arguments": arguments},
+        output=output,
+        duration_ms=duration_ms,
+    )
 
 
 def _observe(

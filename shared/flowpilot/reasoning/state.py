@@ -150,14 +150,13 @@ class RunState:
     def checkpoint(
         self,
         db: Database,
-        status: str = "running",
+        status: str,
         *,
         stop_reason: str | None = None,
         error: dict[str, Any] | None = None,
-        with_state: bool = True,
     ) -> None:
-        """Write pending steps and the run's progress in one round trip (the conversation
-        state too, unless ``with_state`` is off: it is the heavy part)."""
+        """End a turn of the run (``status``: completed, waiting_approval, stopped, failed):
+        its journalled steps, counters and kept state, in one round trip."""
         from flowpilot.db import as_json
 
         db.one(
@@ -166,7 +165,7 @@ class RunState:
             run_id=self.run_id,
             steps=as_json(self.steps),
             status=status,
-            state=self.to_state(resumable=status == "waiting_approval") if with_state else None,
+            state=self.to_state(resumable=status == "waiting_approval"),
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
             cost_usd=round(self.cost_usd, 6),

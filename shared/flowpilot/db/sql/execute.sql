@@ -1,27 +1,21 @@
 -- Execution records: the audit row, the run's step, the notification card, in one statement.
 
 -- name: execution_record
+-- The audit row and, for a notify skill that ran, its notification card. (The run's own
+-- journal, agent_steps, is the engine's: it records the act step with its next checkpoint.)
 WITH audit AS (
     INSERT INTO audit_log (tenant_id, actor_type, actor_id, action, skill, arguments_hash,
                            effective_trust, outcome, duration_ms, error, run_id)
     VALUES (%(tenant_id)s, %(actor_type)s, %(actor_id)s, 'execute', %(skill)s,
             %(arguments_hash)s, %(trust)s, %(outcome)s, %(duration_ms)s, %(error)s, %(run_id)s)
     RETURNING audit_id
-), step AS (
-    INSERT INTO agent_steps (tenant_id, run_id, seq, kind, skill, input, output, duration_ms)
-    SELECT %(tenant_id)s, %(run_id)s,
-           COALESCE((SELECT max(seq) FROM agent_steps WHERE run_id = %(run_id)s), 0) + 1,
-           'act', %(skill)s, %(step_input)s, %(step_output)s, %(duration_ms)s
-    WHERE %(run_id)s::uuid IS NOT NULL
-    RETURNING step_id
 ), card AS (
     INSERT INTO notifications (tenant_id, kind, title, body)
-    SELECT %(tenant_id)s, 'skill_executed', %(notify_title)s, %(step_output)s
+    SELECT %(tenant_id)s, 'skill_executed', %(notify_title)s, %(notify_body)s::jsonb
     WHERE %(notify_title)s::text IS NOT NULL
     RETURNING notification_id
 )
 SELECT (SELECT audit_id FROM audit) AS audit_id,
-       (SELECT step_id FROM step) AS step_id,
        (SELECT notification_id FROM card) AS notification_id;
 
 -- name: idempotency_get

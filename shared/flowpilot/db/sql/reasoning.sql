@@ -31,7 +31,7 @@ WITH new_steps AS (
     RETURNING step_id
 )
 UPDATE agent_runs
-SET status = %(status)s, state = COALESCE(%(state)s, state), prompt_tokens = %(prompt_tokens)s,
+SET status = %(status)s, state = %(state)s, prompt_tokens = %(prompt_tokens)s,
     completion_tokens = %(completion_tokens)s, cost_usd = %(cost_usd)s,
     provider = %(provider)s, model = %(model)s, goal_frame = %(goal_frame)s,
     stop_reason = %(stop_reason)s, error = %(error)s, claimed_at = now(),
