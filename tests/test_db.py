@@ -126,6 +126,22 @@ def test_transaction_settings_are_local_and_durability_is_opt_out(db: Database) 
     assert after["role"] != "flowpilot_tenant"
 
 
+def test_a_single_statement_runs_in_its_own_bound_transaction(db: Database) -> None:
+    acme = create_tenant(db, "Acme")
+    ping = db.one(acme.tenant_id, "database_ping")
+    assert ping == {"ok": 1, "role": "flowpilot_tenant", "tenant": str(acme.tenant_id),
+                    "sync": "on", "timeout": "15s"}  # fmt: skip
+    assert db.one(acme.tenant_id, "database_ping", durable=False)["sync"] == "off"  # type: ignore[index]
+    system = db.one(None, "database_ping")
+    assert system is not None and system["role"] != "flowpilot_tenant" and not system["tenant"]
+    # A failing statement leaves nothing behind, and the next one runs normally.
+    with pytest.raises(DatabaseError):
+        db.one(acme.tenant_id, "module_set", module=None, enabled=True)
+    assert db.all(acme.tenant_id, "module_list") == []
+    assert db.one(acme.tenant_id, "module_set", module="crm", enabled=True) is not None
+    assert [m["module"] for m in db.all(acme.tenant_id, "module_list")] == ["crm"]
+
+
 def test_read_only_transactions_refuse_writes(db: Database) -> None:
     acme = create_tenant(db, "Acme")
     with pytest.raises(DatabaseError) as raised:

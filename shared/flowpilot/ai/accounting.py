@@ -27,7 +27,7 @@ def estimate_tokens(*parts: Any) -> int:
     for part in parts:
         if part is None:
             continue
-        chars += len(part) if isinstance(part, str) else len(json.dumps(part, default=str))
+        chars += len(part) if isinstance(part, str | bytes) else len(json.dumps(part, default=str))
     return (chars + 3) // 4
 
 

@@ -16,6 +16,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 
 from flowpilot.ai.accounting import estimate_tokens
 from flowpilot.ai.types import AIConfig, ModelReply, TokenBudget, ToolCall, Usage
@@ -159,7 +160,7 @@ class OpenAIModelClient:
         # The body is plain JSON already: serialized once, it is both the token estimate and
         # what is sent. (``chat.completions.create`` would re-walk it against the SDK's typed
         # params first, about 1 ms per call for a 15 KB prompt.)
-        body = json.dumps(request, default=str)
+        body = to_json(request, fallback=str)
         estimate = estimate_tokens(body)
         retry = 0
         while True:
@@ -175,7 +176,7 @@ class OpenAIModelClient:
                 completion = self._client().post(
                     "/chat/completions",
                     cast_to=ChatCompletion,
-                    content=body.encode(),
+                    content=body,
                     options={"timeout": remaining, "headers": JSON_HEADERS},
                 )
             except openai.APITimeoutError as exc:

@@ -7,8 +7,9 @@ transaction (no tenant) is for cross-tenant work such as picking tenants with du
 
 A transaction's opening statements (BEGIN, then statement timeout, role and tenant set in one
 SELECT) travel in one pipeline with its first query, so a transaction of N statements costs
-N + 1 round trips, and ``Database.one/all/run`` (a single statement in its own transaction)
-costs exactly one. Round trips are counted in ``stats`` for the benchmarks.
+N + 1 round trips. ``Database.one/all/run`` (a single statement in its own transaction) costs
+exactly one: the settings and the statement share one pipeline sync, which PostgreSQL runs
+as one implicit transaction and commits. Round trips are counted in ``stats``.
 
 Durability: every commit waits for its WAL flush unless the caller says ``durable=False``.
 That is for a write that leads up to a later synchronous commit in the same flow, such as a
@@ -20,6 +21,7 @@ progress, never an action's record, and never leaves anything inconsistent.
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
@@ -124,15 +126,11 @@ class Tx:
         bound["tenant_id"] = self.tenant_id
         return bound
 
-    def _send(
-        self, statements: list[Statement], *, label: str, then_commit: bool = False
-    ) -> tuple[list[Row], int]:
+    def _send(self, statements: list[Statement], *, label: str) -> tuple[list[Row], int]:
         """Send statements (after the opener, if still pending) in one round trip."""
         import psycopg
 
         batch = [*self._opener, *statements] if not self.opened else list(statements)
-        if then_commit:
-            batch.append(("COMMIT", None))
         self._stats.round_trips += 1
         try:
             if len(batch) == 1:
@@ -143,7 +141,7 @@ class Tx:
                 # Leaving the block sends one Sync and waits once: one round trip.
                 with self.conn.pipeline():
                     cursors = [self.conn.execute(sql_, args) for sql_, args in batch]
-                target = cursors[-2] if then_commit else cursors[-1]
+                target = cursors[-1]
                 rows = target.fetchall() if target.description else []
                 count = target.rowcount
         except psycopg.Error as exc:
@@ -200,6 +198,7 @@ class Database:
                 "prepare_threshold": self.prepare_threshold,
                 "connect_timeout": max(1, int(self.connect_timeout)),
             },
+            configure=_configure,
             name="flowpilot",
             open=True,
         )
@@ -210,14 +209,10 @@ class Database:
                 self._pool.close()
                 self._pool = None
 
-    def _opener(
-        self,
-        tenant: uuid.UUID | None,
-        read_only: bool,
-        statement_timeout_ms: int | None,
-        durable: bool,
-    ) -> list[Statement]:
-        """BEGIN, then every setting local to the transaction in one statement."""
+    def _settings(
+        self, tenant: uuid.UUID | None, statement_timeout_ms: int | None, durable: bool
+    ) -> Statement:
+        """Every setting local to a transaction, in one statement."""
         timeout = (
             self.statement_timeout_ms if statement_timeout_ms is None else statement_timeout_ms
         )
@@ -230,10 +225,20 @@ class Database:
             params["tenant"] = str(tenant)
         if not durable:
             settings.append("set_config('synchronous_commit', 'off', true)")
-        return [
-            ("BEGIN READ ONLY" if read_only else "BEGIN", None),
-            ("SELECT " + ", ".join(settings), params),
-        ]
+        return "SELECT " + ", ".join(settings), params
+
+    @contextmanager
+    def _borrowed(self, what: str) -> Iterator[psycopg.Connection[Row]]:
+        """A pooled connection; driver and pool failures become DatabaseErrors."""
+        import psycopg
+
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise _wrap(exc, what) from exc
+        except _pool_errors() as exc:
+            raise DatabaseError(f"database unavailable: {exc}") from exc
 
     @contextmanager
     def transaction(
@@ -251,26 +256,22 @@ class Database:
         import psycopg
 
         tenant = _as_uuid(tenant_id) if tenant_id is not None else None
-        opener = self._opener(tenant, read_only, statement_timeout_ms, durable)
-        try:
-            with self.pool.connection() as conn:
-                tx = Tx(conn, tenant, self.stats, opener)
-                try:
-                    yield tx
-                except BaseException:
-                    if not conn.closed and (
-                        conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
-                    ):
-                        self.stats.round_trips += 1
-                        conn.execute("ROLLBACK")
-                    raise
-                if tx.opened:
+        begin: Statement = ("BEGIN READ ONLY" if read_only else "BEGIN", None)
+        opener = [begin, self._settings(tenant, statement_timeout_ms, durable)]
+        with self._borrowed("transaction") as conn:
+            tx = Tx(conn, tenant, self.stats, opener)
+            try:
+                yield tx
+            except BaseException:
+                if not conn.closed and (
+                    conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+                ):
                     self.stats.round_trips += 1
-                    conn.execute("COMMIT")
-        except psycopg.Error as exc:
-            raise _wrap(exc, "transaction") from exc
-        except _pool_errors() as exc:
-            raise DatabaseError(f"database unavailable: {exc}") from exc
+                    conn.execute("ROLLBACK")
+                raise
+            if tx.opened:
+                self.stats.round_trips += 1
+                conn.execute("COMMIT")
 
     def _once(
         self,
@@ -279,14 +280,15 @@ class Database:
         params: Mapping[str, Any],
         durable: bool = True,
     ) -> tuple[list[Row], int]:
-        """One named statement in its own transaction: opener, statement, COMMIT, one trip."""
-        with self.transaction(tenant_id, durable=durable) as tx:
-            if "tenant_id" in params:
-                raise InvalidRequest("tenant_id comes from the binding, not a caller")
-            statement = (query(name), tx._bind(params))
-            result = tx._send([statement], label=name, then_commit=True)
-            tx.opened = False  # already committed
-            return result
+        """One named statement in its own transaction, in one round trip: the settings and
+        the statement travel in one pipeline, whose sync commits them as one implicit
+        transaction (so no BEGIN or COMMIT is needed)."""
+        if "tenant_id" in params:
+            raise InvalidRequest("tenant_id comes from the binding, not a caller")
+        tenant = _as_uuid(tenant_id) if tenant_id is not None else None
+        with self._borrowed(name) as conn:
+            tx = Tx(conn, tenant, self.stats, [self._settings(tenant, None, durable)])
+            return tx._send([(query(name), tx._bind(params))], label=name)
 
     def one(
         self,
@@ -316,15 +318,18 @@ class Database:
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Row]]:
         """A raw autocommit connection (schema changes, maintenance)."""
-        import psycopg
+        with self._borrowed("connection") as conn:
+            yield conn
 
-        try:
-            with self.pool.connection() as conn:
-                yield conn
-        except psycopg.Error as exc:
-            raise _wrap(exc, "connection") from exc
-        except _pool_errors() as exc:
-            raise DatabaseError(f"database unavailable: {exc}") from exc
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """Each new connection reads and writes JSON with pydantic-core (several times faster than
+    the json module), and writes UUIDs, datetimes and other values as strings."""
+    from psycopg.types.json import set_json_dumps, set_json_loads
+    from pydantic_core import from_json, to_json
+
+    set_json_dumps(functools.partial(to_json, fallback=str), context=conn)
+    set_json_loads(from_json, context=conn)
 
 
 def _pool_errors() -> type[Exception]:

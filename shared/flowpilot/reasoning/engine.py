@@ -375,7 +375,7 @@ def _observe(
     )
     run.work_log.append(_work_line(observation))
     summary = "; ".join(observation.claims or observation.gaps or observation.boundaries)
-    data = json.dumps(plain(result.result), sort_keys=True)
+    data = json.dumps(result.result, sort_keys=True, default=str)
     run.messages.append(
         {
             "role": "tool",

@@ -8,7 +8,7 @@ payloads never become the answer: the answer is built from claims.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 UUID_RE = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
@@ -33,7 +33,8 @@ class Observation:
     gaps: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Its fields, shallow: callers serialize it (a deep copy of the result is waste)."""
+        return dict(vars(self))
 
 
 @dataclass

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -17,8 +16,10 @@ from flowpilot.reasoning.models import Answer, Confirmation
 
 
 def plain(value: Any) -> Any:
-    """JSON-safe copy (UUIDs, datetimes as strings)."""
-    return json.loads(json.dumps(value, default=str))
+    """A JSON-safe copy: UUIDs, datetimes and anything else unknown become strings."""
+    from pydantic_core import to_jsonable_python
+
+    return to_jsonable_python(value, fallback=str)
 
 
 @dataclass

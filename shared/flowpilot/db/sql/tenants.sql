@@ -35,7 +35,10 @@ WHERE tenant_id = %(tenant_id)s
 ORDER BY module;
 
 -- name: database_ping
-SELECT 1 AS ok;
+-- The database answers; and what this transaction runs as (tests check the settings).
+SELECT 1 AS ok, current_user AS role, current_setting('app.tenant_id', true) AS tenant,
+       current_setting('synchronous_commit') AS sync,
+       current_setting('statement_timeout') AS timeout;
 
 -- name: tenant_ids_sample
 -- System scope: whether there is exactly one tenant (the CLI's default).
