@@ -80,9 +80,9 @@ class OpenAIModelClient:
         repaired = False
         while True:
             completion = self._create(conversation, offered, response_model, budget, progress)
-            model = getattr(completion, "model", None) or self.config.model
-            message = completion.choices[0].message if completion.choices else None
-            content = getattr(message, "content", None)
+            model = completion.get("model") or self.config.model
+            message = _first_message(completion)
+            content = message.get("content")
             calls, problem = _tool_calls(message)
             if problem is None and calls:
                 return self._reply(progress, model, content, calls)
@@ -147,10 +147,10 @@ class OpenAIModelClient:
         response_model: type[BaseModel] | None,
         budget: TokenBudget | None,
         progress: _Progress,
-    ) -> Any:
-        """One chat completion, retried on 429, 5xx and lost connections within the deadline."""
+    ) -> dict[str, Any]:
+        """One chat completion (as plain JSON), retried on 429, 5xx and lost connections
+        within the deadline."""
         import openai
-        from openai.types.chat import ChatCompletion
 
         request: dict[str, Any] = {"model": self.config.model, "messages": conversation}
         if tools:
@@ -173,9 +173,11 @@ class OpenAIModelClient:
             hint: float | None = None
             cause: Exception
             try:
+                # The reply is read as plain JSON: building the SDK's typed objects from it
+                # would cost more than everything done with it here.
                 completion = self._client().post(
                     "/chat/completions",
-                    cast_to=ChatCompletion,
+                    cast_to=dict,
                     content=body,
                     options={"timeout": remaining, "headers": JSON_HEADERS},
                 )
@@ -194,6 +196,11 @@ class OpenAIModelClient:
                 retryable = exc.status_code == 429 or exc.status_code >= 500
                 retryable = retryable and headers.get("x-should-retry") != "false"
             else:
+                if not isinstance(completion, dict):
+                    raise ModelError(
+                        "The model provider's reply was not a chat completion.",
+                        code="provider_error",
+                    )
                 usage = _usage(completion, estimate)
                 progress.add(usage)
                 if budget is not None:
@@ -322,18 +329,26 @@ def retry_after_s(headers: Any) -> float | None:
         return None
 
 
+def _first_message(completion: dict[str, Any]) -> dict[str, Any]:
+    """The first choice's message; empty when a provider sent none."""
+    choices = completion.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    return message if isinstance(message, dict) else {}
+
+
 def _tool_calls(
-    message: Any,
+    message: dict[str, Any],
 ) -> tuple[list[ToolCall], tuple[list[dict[str, str]], list[dict[str, Any]]] | None]:
     """The message's tool calls, or the errors and the repair messages for an unusable one."""
     calls: list[ToolCall] = []
-    for call in getattr(message, "tool_calls", None) or []:
-        function = getattr(call, "function", None)
-        if function is None:
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
             continue
         # A tool that was not offered is the engine's to refuse (and record), not ours.
-        name = str(function.name)
-        raw = function.arguments or ""
+        name = str(function.get("name"))
+        raw = function.get("arguments") or ""
         try:
             arguments = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
@@ -344,18 +359,16 @@ def _tool_calls(
             errors = [{"loc": name, "msg": reason}]
             text = TOOL_REPAIR.format(name=name, errors=reason)
             return [], (errors, [{"role": "user", "content": text}])
-        calls.append(ToolCall(id=str(call.id), name=name, arguments=arguments))
+        calls.append(ToolCall(id=str(call.get("id")), name=name, arguments=arguments))
     return calls, None
 
 
-def _usage(completion: Any, estimate: int) -> Usage:
-    usage = getattr(completion, "usage", None)
-    if usage is not None and usage.prompt_tokens is not None:
-        return Usage(int(usage.prompt_tokens), int(usage.completion_tokens or 0))
+def _usage(completion: dict[str, Any], estimate: int) -> Usage:
+    usage = completion.get("usage")
+    if isinstance(usage, dict) and usage.get("prompt_tokens") is not None:
+        return Usage(int(usage["prompt_tokens"]), int(usage.get("completion_tokens") or 0))
     # Some local servers report no usage: count it by estimate rather than as free.
-    choices = getattr(completion, "choices", None) or []
-    message = choices[0].message if choices else None
-    output = estimate_tokens(getattr(message, "content", None) or "")
+    output = estimate_tokens(_first_message(completion).get("content") or "")
     return Usage(estimate, output, estimated=True)
 
 

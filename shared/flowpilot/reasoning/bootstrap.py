@@ -45,25 +45,46 @@ class Perception:
     daily_budget: int = 0
 
 
-_index_cache: dict[uuid.UUID, tuple[str, SkillIndex, dict[str, dict[str, Any]]]] = {}
+@dataclass
+class Catalog:
+    """A tenant's skills as the engine offers them: the scorer's index, the rows, and each
+    skill's prompt line and tool definition (built once, then shared: treat as read-only)."""
+
+    version: str | None
+    index: SkillIndex
+    rows: dict[str, dict[str, Any]]
+    _cards: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def card(self, name: str) -> tuple[str, dict[str, Any]]:
+        """The skill's line in the skills layer, and its tool definition."""
+        card = self._cards.get(name)
+        if card is None:
+            row = self.rows[name]
+            card = f"- {name}: {split_description(row['description'])[0]}", tool_definition(row)
+            self._cards[name] = card
+        return card
+
+
+_catalogs: dict[uuid.UUID, Catalog] = {}
 _cache_lock = threading.Lock()
 
 
-def skill_index(
-    db: Database, tenant_id: uuid.UUID, version: str | None
-) -> tuple[SkillIndex, dict[str, dict[str, Any]]]:
-    """The tenant's skill index, rebuilt only when its catalog changed."""
+def skill_catalog(db: Database, tenant_id: uuid.UUID, version: str | None) -> Catalog:
+    """The tenant's skill catalog, rebuilt only when its version changed."""
     with _cache_lock:
-        cached = _index_cache.get(tenant_id)
-    if cached is not None and version is not None and cached[0] == version:
-        return cached[1], cached[2]
+        cached = _catalogs.get(tenant_id)
+    if cached is not None and version is not None and cached.version == version:
+        return cached
     rows = db.all(tenant_id, "skill_catalog")
-    index = SkillIndex(SkillDoc.from_row(row) for row in rows)
-    by_name = {row["name"]: row for row in rows}
+    catalog = Catalog(
+        version,
+        SkillIndex(SkillDoc.from_row(row) for row in rows),
+        {row["name"]: row for row in rows},
+    )
     if version is not None:
         with _cache_lock:
-            _index_cache[tenant_id] = (version, index, by_name)
-    return index, by_name
+            _catalogs[tenant_id] = catalog
+    return catalog
 
 
 def tool_definition(row: dict[str, Any]) -> dict[str, Any]:
@@ -109,9 +130,11 @@ def perceive(
     if context is None:
         row = db.one(tenant_id, "run_context", thread_id=thread_id)
         context = (row or {}).get("context") or {}
-    index, rows = skill_index(db, tenant_id, context.get("catalog_version"))
+    catalog = skill_catalog(db, tenant_id, context.get("catalog_version"))
+    rows = catalog.rows
     successes = {name: int(row.get("recent_successes") or 0) for name, row in rows.items()}
-    offered = _pad(index.rank(intent, k=top_k, recent_successes=successes), rows, top_k)
+    offered = _pad(catalog.index.rank(intent, k=top_k, recent_successes=successes), rows, top_k)
+    cards = [catalog.card(s.name) for s in offered]
 
     soul = context.get("soul") or []
     identity = [m["content"] for m in soul if m["category"] in ("soul", "identity")]
@@ -120,7 +143,7 @@ def perceive(
         f"- [{o['priority']}] {o['goal']} ({_progress(o['progress'])})"
         for o in context.get("objectives") or []
     ]
-    skills = [f"- {s.name}: {split_description(rows[s.name]['description'])[0]}" for s in offered]
+    skills = [line for line, _ in cards]
     events = [f"- {e['summary']}" for e in context.get("events") or []]
     notes = [f"- ({n['category']}) {n['content']}" for n in context.get("notes") or []]
 
@@ -147,7 +170,7 @@ def perceive(
         prompt="\n\n".join(sections),
         layers=layers,
         offered=offered,
-        tools=[tool_definition(rows[s.name]) for s in offered],
+        tools=[tool for _, tool in cards],
         constraints=constraints,
         history=history,
         tokens_today=int(context.get("tokens_today") or 0),

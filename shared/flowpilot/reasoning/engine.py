@@ -222,10 +222,9 @@ def _prepare(
     run.step(
         "perceive",
         input={"message": message},
-        output={
+        output={  # the goal frame is on the run itself
             "layers": perception.layers,
             "offered": [s.name for s in perception.offered],
-            "goal_frame": run.goal_frame.to_dict(),
         },
         duration_ms=int((time.perf_counter() - started) * 1000),
     )

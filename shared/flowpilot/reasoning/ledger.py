@@ -58,8 +58,15 @@ class Ledger:
     def gaps(self) -> list[str]:
         return [g for o in self.observations for g in o.gaps]
 
-    def to_list(self) -> list[dict[str, Any]]:
-        return [o.to_dict() for o in self.observations]
+    def to_list(self, *, with_results: bool = True) -> list[dict[str, Any]]:
+        """The observations; without their raw results, what is kept of a run (the act steps
+        hold those): the evidence the run answered from, and enough to resume it."""
+        if with_results:
+            return [o.to_dict() for o in self.observations]
+        return [
+            {key: value for key, value in o.to_dict().items() if key != "result"}
+            for o in self.observations
+        ]
 
     @classmethod
     def from_list(cls, items: list[dict[str, Any]]) -> Ledger:

@@ -107,7 +107,7 @@ class RunState:
             {
                 "actor": self.actor,
                 **conversation,
-                "ledger": self.ledger.to_list(),
+                "ledger": self.ledger.to_list(with_results=False),
                 "work_log": self.work_log,
                 "confirmations": [c.model_dump(mode="json") for c in self.confirmations],
                 "executions": self.executions,
