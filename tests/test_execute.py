@@ -242,6 +242,26 @@ def test_notify_runs_then_leaves_a_card_and_every_execution_is_audited(
     assert steps["n"] == 0  # the run's journal is the engine's to write
 
 
+def test_only_the_record_of_a_write_waits_for_the_wal_flush(
+    db: Database, tenant: NewTenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed: list[tuple[str, bool]] = []
+    once = db._once
+
+    def spy(tenant_id: Any, name: str, params: Any, durable: bool = True) -> Any:
+        if name == "execution_record":
+            flushed.append((params["skill"], durable))
+        return once(tenant_id, name, params, durable)
+
+    monkeypatch.setattr(db, "_once", spy)
+    goal = {"goal": "Book the van's MOT", "priority": 40, "success_criteria": None,
+            "kpis": None, "plan": None}  # fmt: skip
+    assert execute(request(tenant, "get_briefing", {}), db=db).status == "executed"
+    assert execute(request(tenant, "objective_create", goal), db=db).status == "executed"
+    assert flushed == [("get_briefing", False), ("objective_create", True)]
+    assert count(db, "SELECT count(*) AS n FROM audit_log") == 2
+
+
 def test_a_handler_failure_is_reported_not_raised(db: Database, tenant: NewTenant) -> None:
     missing = {"objective_id": str(uuid.uuid4()), "step_index": None, "step_status": None,
                "note": None, "kpi_updates": None}  # fmt: skip

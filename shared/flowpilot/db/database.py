@@ -12,11 +12,11 @@ exactly one: the settings and the statement share one pipeline sync, which Postg
 as one implicit transaction and commits. Round trips are counted in ``stats``.
 
 Durability: every commit waits for its WAL flush unless the caller says ``durable=False``.
-That is for a write that leads up to a later synchronous commit in the same flow, such as a
-run's opening row and its checkpoint before it acts: PostgreSQL flushes WAL in order, so the
-next synchronous commit (the execution's record, or the run's last checkpoint) makes the
-earlier write durable too. A database crash in between loses only that unfinished run's
-progress, never an action's record, and never leaves anything inconsistent.
+That is for bookkeeping that records no change to the world: a run's opening row, the audit
+row of a read-only skill. Such a commit is visible at once and consistent; PostgreSQL
+flushes WAL in order, so the next synchronous commit (a write's record, the run's final
+checkpoint) or the WAL writer, within a fraction of a second, makes it durable too. A
+database crash in that window can lose that bookkeeping, never the record of a change.
 """
 
 from __future__ import annotations

@@ -226,13 +226,18 @@ def _record(
     outcome: ExecuteResult,
     started: float,
 ) -> None:
-    """The audit row and (for notify) a notification card: one round trip."""
+    """The audit row and (for notify) a notification card: one round trip.
+
+    The commit waits for the WAL flush unless the skill only reads: a read changed nothing in
+    the world, so its record may ride on the next synchronous commit (within PostgreSQL's
+    WAL writer delay at worst). Anything that writes, or is unknown, is flushed at once."""
     trust: TrustLevel | None = outcome.trust_level
     notify = trust == "notify" and outcome.status == "executed"
     try:
         db.one(
             request.tenant_id,
             "execution_record",
+            durable=row.get("side_effects") != "read",
             actor_type=request.actor.type,
             actor_id=request.actor.id,
             skill=request.skill,
