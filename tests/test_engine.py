@@ -240,3 +240,32 @@ def test_confirmations_show_plain_details_never_ids(
     approval = str(result.answer.confirmations[0].approval_id)
     assert set(ids) <= {approval}  # only the approval handle, in the actions' paths
     assert "pat@example.com" in result.answer.confirmations[0].summary
+
+
+def test_a_turn_in_a_thread_posts_its_answer_with_its_last_write(
+    db: Database, tenant: NewTenant, model: ScriptedModelServer
+) -> None:
+    from flowpilot.chat.threads import get_thread
+
+    question = "what needs my attention today?"
+    thread = db.one(
+        tenant.tenant_id, "thread_start", title="Today", created_by="user:owner", content=question
+    )
+    assert thread is not None
+    model.queue(script.final_answer("Hello."))
+    run_turn(tenant.tenant_id, "hello", actor=OWNER, db=db)  # loads the skill catalog once
+    model.queue(
+        script.tool_call("get_briefing", {}),
+        script.final_answer("Nothing is waiting for you today."),
+    )
+    before = db.stats.round_trips
+    result = run_turn(tenant.tenant_id, question, actor=OWNER, thread_id=thread["thread_id"], db=db)
+    assert result.status == "completed"
+    # The run row, the skill's load, its own query, its audit row, and the end of the turn
+    # (steps, run and the reply on the thread together).
+    assert db.stats.round_trips - before == 5
+    view = get_thread(db, tenant.tenant_id, thread["thread_id"])
+    assert [m.role for m in view.messages] == ["user", "assistant"]
+    assert view.message is not None
+    assert view.message.content == "Nothing is waiting for you today."
+    assert len(view.message.work_log) == 1

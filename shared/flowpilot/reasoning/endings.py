@@ -1,7 +1,7 @@
 """How a run ends: paused for approval, answered, stopped by a limit, or ended by an error.
 
-Each ending writes the answer a person sees (through the quality gate), checkpoints the run
-with its status in one round trip, and posts the answer to the run's thread.
+Each ending writes the answer a person sees (through the quality gate), then checkpoints the
+run with its status and posts the answer to its thread, in one round trip.
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ def pause(
     run.answer = projection(run, quality_gate(content, run.ledger))
     run.step("answer", output={"content": run.answer.content, "waiting_for": skill})
     run.checkpoint(db, "waiting_approval", stop_reason="waiting_approval")
-    post_to_thread(run, db)
     return turn_result(run, "waiting_approval", "waiting_approval")
 
 
@@ -85,7 +84,6 @@ def answer(
     run.answer = projection(run, content)
     run.step("answer", output={"content": content})
     run.checkpoint(db, "completed", stop_reason="answered")
-    post_to_thread(run, db)
     return turn_result(run, "completed", "answered")
 
 
@@ -95,7 +93,6 @@ def stop(run: RunState, db: Database, reason: str, why: str) -> TurnResult:
     run.answer = projection(run, quality_gate(content, run.ledger))
     run.step("answer", output={"content": run.answer.content, "stopped": reason})
     run.checkpoint(db, "stopped", stop_reason=reason)
-    post_to_thread(run, db)
     return turn_result(run, "stopped", reason)
 
 
@@ -122,7 +119,6 @@ def end_with_error(run: RunState, db: Database, exc: FlowPilotError) -> TurnResu
     logger.warning("run ended early", run_id=str(run.run_id), code=exc.code, status=status)
     try:
         run.checkpoint(db, status, stop_reason=exc.code, error=exc.to_dict())
-        post_to_thread(run, db)
     except FlowPilotError:
         logger.exception("could not record the end of a run", run_id=str(run.run_id))
     return turn_result(run, status, exc.code)
@@ -148,20 +144,6 @@ def projection(run: RunState, content: str) -> Answer:
         artifacts=artifacts,
         actions=actions,
         confirmations=list(run.confirmations),
-    )
-
-
-def post_to_thread(run: RunState, db: Database) -> None:
-    if run.thread_id is None or run.answer is None:
-        return
-    db.one(
-        run.tenant_id,
-        "thread_message_add",
-        thread_id=run.thread_id,
-        role="assistant",
-        content=run.answer.content,
-        projection=run.answer.model_dump(mode="json"),
-        run_id=run.run_id,
     )
 
 

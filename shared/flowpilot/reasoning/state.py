@@ -157,9 +157,11 @@ class RunState:
         error: dict[str, Any] | None = None,
     ) -> None:
         """End a turn of the run (``status``: completed, waiting_approval, stopped, failed):
-        its journalled steps, counters and kept state, in one round trip."""
+        its journalled steps, counters and kept state, and its answer posted to its thread,
+        in one round trip."""
         from flowpilot.db import as_json
 
+        posted = self.answer if self.thread_id is not None else None
         db.one(
             self.tenant_id,
             "run_checkpoint",
@@ -175,5 +177,8 @@ class RunState:
             goal_frame=self.goal_frame.to_dict() if self.goal_frame else {},
             stop_reason=stop_reason,
             error=error,
+            thread_id=self.thread_id,
+            reply=posted.content if posted else None,
+            projection=posted.model_dump(mode="json") if posted else None,
         )
         self.steps = []

@@ -19,7 +19,8 @@ SELECT (SELECT run_id FROM run) AS run_id,
        flowpilot_run_context(%(tenant_id)s, %(thread_id)s) AS context;
 
 -- name: run_checkpoint
--- Record pending steps (numbered after the run's last step) and the run's progress.
+-- The end of a turn of a run, in one statement: its journalled steps (numbered after the
+-- run's last step), its status, counters and kept state, and its answer posted to its thread.
 WITH new_steps AS (
     INSERT INTO agent_steps (tenant_id, run_id, seq, kind, skill, input, output, tokens,
                              duration_ms)
@@ -29,6 +30,18 @@ WITH new_steps AS (
            (e.step ->> 'tokens')::integer, (e.step ->> 'duration_ms')::integer
     FROM jsonb_array_elements(%(steps)s) WITH ORDINALITY AS e(step, n)
     RETURNING step_id
+), reply AS (
+    INSERT INTO thread_messages (tenant_id, thread_id, role, content, projection, run_id)
+    SELECT %(tenant_id)s, t.thread_id, 'assistant', %(reply)s, %(projection)s::jsonb,
+           %(run_id)s
+    FROM threads t
+    WHERE t.tenant_id = %(tenant_id)s AND t.thread_id = %(thread_id)s
+      AND %(reply)s::text IS NOT NULL
+    RETURNING thread_id
+), touched AS (
+    UPDATE threads SET updated_at = now()
+    WHERE tenant_id = %(tenant_id)s AND thread_id = (SELECT thread_id FROM reply)
+    RETURNING thread_id
 )
 UPDATE agent_runs
 SET status = %(status)s, state = %(state)s, prompt_tokens = %(prompt_tokens)s,
@@ -37,7 +50,8 @@ SET status = %(status)s, state = %(state)s, prompt_tokens = %(prompt_tokens)s,
     stop_reason = %(stop_reason)s, error = %(error)s, claimed_at = now(),
     finished_at = CASE WHEN %(status)s IN ('completed', 'failed', 'stopped') THEN now() END
 WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
-RETURNING (SELECT count(*) FROM new_steps) AS steps_written;
+RETURNING (SELECT count(*) FROM new_steps) AS steps_written,
+          (SELECT count(*) FROM touched) AS replies_posted;
 
 -- name: run_claim_resume
 -- A paused run resumes once: waiting_approval -> running with one conditional UPDATE.

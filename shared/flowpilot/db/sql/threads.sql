@@ -1,20 +1,5 @@
 -- Threads and their messages.
 
--- name: thread_message_add
--- Append a message and touch the thread (one statement).
-WITH m AS (
-    INSERT INTO thread_messages (tenant_id, thread_id, role, content, projection, run_id)
-    SELECT %(tenant_id)s, %(thread_id)s, %(role)s, %(content)s, %(projection)s, %(run_id)s
-    WHERE EXISTS (SELECT 1 FROM threads
-                  WHERE tenant_id = %(tenant_id)s AND thread_id = %(thread_id)s)
-    RETURNING message_id, created_at
-), t AS (
-    UPDATE threads SET updated_at = now()
-    WHERE tenant_id = %(tenant_id)s AND thread_id = %(thread_id)s
-    RETURNING thread_id
-)
-SELECT m.message_id, m.created_at FROM m;
-
 -- name: thread_start
 -- A new thread and its first (user) message, in one statement.
 WITH t AS (
