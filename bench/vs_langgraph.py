@@ -377,7 +377,7 @@ def measure_round_trips(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=60)
+    parser.add_argument("--turns", type=int, default=100)
     args = parser.parse_args()
 
     with bench_stack() as (server, db, tenant_id):
