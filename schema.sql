@@ -510,6 +510,16 @@ CREATE TABLE IF NOT EXISTS heartbeat_ticks (
 CREATE INDEX IF NOT EXISTS heartbeat_ticks_tenant_idx
     ON heartbeat_ticks (tenant_id, created_at DESC);
 
+-- Model tokens a tenant spent each day (its daily budget is checked against today's row).
+-- A run's final statement adds what the run spent since its last one; the offline
+-- heuristic reasoner costs nothing. Reading it is one key lookup, however busy the day.
+CREATE TABLE IF NOT EXISTS tenant_usage (
+    tenant_id uuid NOT NULL REFERENCES tenants ON DELETE CASCADE,
+    day date NOT NULL,
+    tokens bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, day)
+);
+
 -- ---------------------------------------------------------------------------------------
 -- Columns added after the first release (ADD COLUMN IF NOT EXISTS upgrades a live database)
 -- ---------------------------------------------------------------------------------------
@@ -542,7 +552,7 @@ BEGIN
         'audit_log', 'idempotency_records', 'mailbox', 'threads', 'thread_messages',
         'projects', 'project_members', 'signals', 'outbox', 'workflows',
         'workflow_instances', 'workflow_history', 'automations', 'model_routes', 'leases',
-        'heartbeat_ticks'
+        'heartbeat_ticks', 'tenant_usage'
     ]
     LOOP
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
@@ -575,9 +585,24 @@ $$;
 -- Replaced by flowpilot_app_tenant() and flowpilot_client_tenant() (after its policies went).
 DROP FUNCTION IF EXISTS flowpilot_current_tenant();
 
+-- A database that counted today's tokens by summing runs starts its counter from them.
+INSERT INTO tenant_usage (tenant_id, day, tokens)
+SELECT r.tenant_id, current_date, sum(r.prompt_tokens + r.completion_tokens)
+FROM agent_runs r
+WHERE r.started_at >= current_date AND r.provider IS DISTINCT FROM 'heuristic'
+GROUP BY r.tenant_id
+ON CONFLICT (tenant_id, day) DO NOTHING;
+
 -- ---------------------------------------------------------------------------------------
 -- Hot paths as single statements
 -- ---------------------------------------------------------------------------------------
+
+-- Model tokens the tenant has spent today ("today" in the database's time zone).
+CREATE OR REPLACE FUNCTION flowpilot_tokens_today(p_tenant uuid) RETURNS bigint
+LANGUAGE sql STABLE AS $$
+    SELECT COALESCE((SELECT u.tokens FROM tenant_usage u
+                     WHERE u.tenant_id = p_tenant AND u.day = current_date), 0)
+$$;
 
 -- Everything a run perceives, as one document: soul and constraints, open objectives, recent
 -- events, working notes and lessons, the thread's recent messages, today's provider tokens
@@ -616,11 +641,7 @@ BEGIN
             FROM (SELECT role, content, created_at FROM thread_messages
                   WHERE tenant_id = p_tenant AND thread_id = p_thread
                   ORDER BY created_at DESC LIMIT 9) h),
-        'tokens_today', (
-            SELECT COALESCE(sum(r.prompt_tokens + r.completion_tokens), 0)
-            FROM agent_runs r
-            WHERE r.tenant_id = p_tenant AND r.started_at >= date_trunc('day', now())
-              AND r.provider IS DISTINCT FROM 'heuristic'),
+        'tokens_today', flowpilot_tokens_today(p_tenant),
         'daily_budget', (SELECT daily_token_budget FROM tenants WHERE tenant_id = p_tenant),
         'catalog_version', (
             SELECT md5(string_agg(s.name || s.version_hash || s.enabled::text
@@ -696,11 +717,7 @@ BEGIN
                             WHERE s.tenant_id = p_tenant
                               AND s.status IN ('pending', 'running')),
         'tokens', jsonb_build_object(
-            'today', (SELECT COALESCE(sum(r.prompt_tokens + r.completion_tokens), 0)
-                      FROM agent_runs r
-                      WHERE r.tenant_id = p_tenant
-                        AND r.started_at >= date_trunc('day', now())
-                        AND r.provider IS DISTINCT FROM 'heuristic'),
+            'today', flowpilot_tokens_today(p_tenant),
             'budget', (SELECT t.daily_token_budget FROM tenants t
                        WHERE t.tenant_id = p_tenant)),
         'flagged_skills', COALESCE((
@@ -816,9 +833,7 @@ BEGIN
         true,
         COALESCE((SELECT m.enabled FROM modules m
                   WHERE m.tenant_id = p_tenant AND m.module = 'flowpilot'), false),
-        (SELECT COALESCE(sum(r.prompt_tokens + r.completion_tokens), 0)::bigint FROM agent_runs r
-         WHERE r.tenant_id = p_tenant AND r.started_at >= date_trunc('day', now())
-           AND r.provider IS DISTINCT FROM 'heuristic'),
+        flowpilot_tokens_today(p_tenant),
         (SELECT t.daily_token_budget FROM tenants t WHERE t.tenant_id = p_tenant),
         (SELECT count(*)::integer FROM heartbeat_ticks h
          WHERE h.tenant_id = p_tenant AND h.outcome = 'failed'

@@ -533,6 +533,12 @@ def _insert_run(
     from psycopg.types.json import Jsonb
 
     with db.transaction(tenant.tenant_id) as tx:
+        tx.sql(  # a run's final statement adds its tokens to the day's usage
+            "INSERT INTO tenant_usage AS u (tenant_id, day, tokens) "
+            "VALUES (%(tenant)s, current_date - %(days)s, %(tokens)s) "
+            "ON CONFLICT (tenant_id, day) DO UPDATE SET tokens = u.tokens + EXCLUDED.tokens",
+            {"tenant": tenant.tenant_id, "days": days_ago, "tokens": prompt + completion},
+        )
         tx.sql(
             "INSERT INTO agent_runs (tenant_id, trigger, status, provider, model, "
             "prompt_tokens, completion_tokens, state, started_at) "

@@ -269,3 +269,27 @@ def test_a_turn_in_a_thread_posts_its_answer_with_its_last_write(
     assert view.message is not None
     assert view.message.content == "Nothing is waiting for you today."
     assert len(view.message.work_log) == 1
+
+
+def test_a_runs_tokens_count_once_against_todays_usage_across_a_pause(
+    db: Database, tenant: NewTenant, model: ScriptedModelServer
+) -> None:
+    from flowpilot.ai.accounting import tenant_token_usage
+
+    email = {"to": "pat@example.com", "subject": "Quote", "body": "Here is your quote."}
+    model.queue(
+        script.tool_call(
+            "send_email",
+            email,
+        ),
+    )
+    paused = run_turn(tenant.tenant_id, "Email Pat the quote", actor=OWNER, db=db)
+    assert paused.status == "waiting_approval"
+    assert tenant_token_usage(db, tenant.tenant_id)[0] == 15  # one call: 10 in, 5 out
+    model.queue(script.final_answer("I emailed Pat the quote."))
+    decide(
+        db, tenant.tenant_id, paused.answer.confirmations[0].approval_id, approve=True, by="owner"
+    )
+    run = rows(db, "SELECT status, prompt_tokens + completion_tokens AS tokens FROM agent_runs")
+    assert run == [{"status": "completed", "tokens": 30}]
+    assert tenant_token_usage(db, tenant.tenant_id)[0] == 30  # the resumed call, added once

@@ -229,15 +229,8 @@ def test_briefing_reflects_real_rows(
     sql(
         db,
         t,
-        "INSERT INTO agent_runs (tenant_id, trigger, prompt_tokens, completion_tokens) "
-        "VALUES (%(t)s, 'chat', 1500, 500), (%(t)s, 'heartbeat', 400, 100)",
-        t=t,
-    )
-    sql(
-        db,
-        t,
-        "INSERT INTO agent_runs (tenant_id, trigger, prompt_tokens, started_at) "
-        "VALUES (%(t)s, 'chat', 99999, now() - interval '2 days')",
+        "INSERT INTO tenant_usage (tenant_id, day, tokens) "
+        "VALUES (%(t)s, current_date, 2500), (%(t)s, current_date - 2, 99999)",
         t=t,
     )
     sql(db, t, "INSERT INTO audit_log (tenant_id, actor_type, actor_id, action, skill, outcome, "

@@ -30,6 +30,18 @@ WITH new_steps AS (
            (e.step ->> 'tokens')::integer, (e.step ->> 'duration_ms')::integer
     FROM jsonb_array_elements(%(steps)s) WITH ORDINALITY AS e(step, n)
     RETURNING step_id
+), spent AS (
+    -- Tokens spent since the run's last statement, added to today's usage (the model's,
+    -- not the offline reasoner's). Every part of this statement sees the run as it was.
+    INSERT INTO tenant_usage AS u (tenant_id, day, tokens)
+    SELECT %(tenant_id)s, current_date,
+           %(prompt_tokens)s + %(completion_tokens)s - (r.prompt_tokens + r.completion_tokens)
+    FROM agent_runs r
+    WHERE r.tenant_id = %(tenant_id)s AND r.run_id = %(run_id)s
+      AND %(provider)s::text IS DISTINCT FROM 'heuristic'
+      AND %(prompt_tokens)s + %(completion_tokens)s > r.prompt_tokens + r.completion_tokens
+    ON CONFLICT (tenant_id, day) DO UPDATE SET tokens = u.tokens + EXCLUDED.tokens
+    RETURNING u.tokens
 ), reply AS (
     INSERT INTO thread_messages (tenant_id, thread_id, role, content, projection, run_id)
     SELECT %(tenant_id)s, t.thread_id, 'assistant', %(reply)s, %(projection)s::jsonb,
