@@ -251,8 +251,8 @@ class Database:
     ) -> Iterator[Tx]:
         """A transaction bound to ``tenant_id`` (or a system transaction when None).
 
-        ``durable=False`` commits without waiting for the WAL flush: only for a write that a
-        later synchronous commit in the same flow makes durable anyway (see the module doc)."""
+        ``durable=False`` commits without waiting for the WAL flush: only for bookkeeping that
+        records no change to the world (see the module doc)."""
         import psycopg
 
         tenant = _as_uuid(tenant_id) if tenant_id is not None else None

@@ -4,8 +4,8 @@ Perceive (bootstrap + GoalFrame) -> loop, bounded by steps, tokens and wall cloc
 Plan (the model picks one offered tool, or answers) -> Act (through the execute transport)
 -> Observe (ledger + evidence) -> Critic -> ... -> Answer (quality gate, projection).
 The run row is written before anything else. Steps are journalled in memory and written with
-the run's next checkpoint: each action's durable record is execute's audit row, committed
-before the engine goes on, and every run ends with a synchronous checkpoint.
+the checkpoint that ends the turn (answer, pause, stop or error), which waits for the WAL
+flush; each action's own record is execute's audit row, written before the engine goes on.
 """
 
 from __future__ import annotations
