@@ -33,7 +33,6 @@ TOOL_REPAIR = (
     "Call `{name}` again with its arguments as one valid JSON object."
 )
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
-JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 @dataclass
@@ -179,7 +178,7 @@ class OpenAIModelClient:
                     "/chat/completions",
                     cast_to=dict,
                     content=body,
-                    options={"timeout": remaining, "headers": JSON_HEADERS},
+                    options={"timeout": remaining},  # JSON is the SDK's default type
                 )
             except openai.APITimeoutError as exc:
                 raise self._timeout() from exc
