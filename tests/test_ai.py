@@ -188,6 +188,23 @@ def test_invalid_structured_output_twice_fails(scripted_model: ScriptedModelServ
     assert len(scripted_model.requests) == 2
 
 
+def test_replies_that_are_not_chat_completions_fail_clearly(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    scripted_model.queue(script.raw(["not", "a", "completion"]))
+    with pytest.raises(ModelError) as raised:
+        openai_client(scripted_model).complete(USER)
+    assert raised.value.code == "provider_error"
+
+    # No choices at all: nothing to read, so the structured reply is asked for again, once.
+    scripted_model.queue(script.raw({"object": "chat.completion", "choices": []}))
+    scripted_model.queue(script.raw({"choices": [{"message": {"content": ["parts"]}}]}))
+    with pytest.raises(ModelError) as raised:
+        openai_client(scripted_model).complete(USER, response_model=Verdict)
+    assert raised.value.code == "invalid_output"
+    assert len(scripted_model.requests) == 3
+
+
 def test_tool_arguments_that_are_not_json_are_repaired(
     scripted_model: ScriptedModelServer,
 ) -> None:

@@ -81,7 +81,7 @@ class OpenAIModelClient:
             completion = self._create(conversation, offered, response_model, budget, progress)
             model = completion.get("model") or self.config.model
             message = _first_message(completion)
-            content = message.get("content")
+            content = message.get("content") if isinstance(message.get("content"), str) else None
             calls, problem = _tool_calls(message)
             if problem is None and calls:
                 return self._reply(progress, model, content, calls)

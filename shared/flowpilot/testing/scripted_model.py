@@ -48,6 +48,7 @@ class Reply:
     error: Mapping[str, Any] | None = None
     headers: tuple[tuple[str, str], ...] = ()
     delay_seconds: float = 0.0
+    body: Any = None  # sent verbatim instead of a chat completion (a misbehaving provider)
 
 
 def text(content: str, *, prompt_tokens: int = 10, completion_tokens: int = 5) -> Reply:
@@ -77,6 +78,11 @@ def structured(obj: Any) -> Reply:
 def invalid_json(raw: str = '{"not json') -> Reply:
     """The assistant answers with content that is not valid JSON."""
     return text(raw)
+
+
+def raw(body: Any) -> Reply:
+    """The server answers 200 with ``body`` as JSON, whatever it is."""
+    return Reply(body=body)
 
 
 def delay(seconds: float, then: Reply) -> Reply:
@@ -283,6 +289,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.error is not None:
             self._send_json(reply.status, {"error": dict(reply.error)}, reply.headers)
+            return
+        if reply.body is not None:
+            self._send_json(reply.status, reply.body, reply.headers)
             return
         model = body.get("model")
         completion = script._completion(reply, model if isinstance(model, str) else MODEL_ID)
