@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from functools import lru_cache
 from typing import Any
 
 from flowpilot.config import get_settings
@@ -39,17 +38,26 @@ def execute(request: ExecuteRequest, *, db: Database | None = None) -> ExecuteRe
     return ExecuteResult.model_validate(stored)
 
 
-@lru_cache(maxsize=2048)
-def _validator(version_hash: str, schema_json: str) -> Any:
+_validators: dict[str, Any] = {}
+MAX_VALIDATORS = 2048
+
+
+def _validator(skill: dict[str, Any]) -> Any:
+    """The skill's argument validator, built once per skill version (its version hash covers
+    the schema, so the hash alone is the key)."""
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(json.loads(schema_json))
+    validator = _validators.get(skill["version_hash"])
+    if validator is None:
+        if len(_validators) >= MAX_VALIDATORS:
+            _validators.clear()
+        validator = _validators[skill["version_hash"]] = Draft202012Validator(skill["parameters"])
+    return validator
 
 
 def argument_problems(skill: dict[str, Any], arguments: dict[str, Any]) -> list[dict[str, str]]:
     """Every way ``arguments`` break the skill's JSON Schema (empty when they fit)."""
-    schema_json = json.dumps(skill["parameters"], sort_keys=True)
-    validator = _validator(skill["version_hash"], schema_json)
+    validator = _validator(skill)
     return [
         {
             "field": ".".join(str(p) for p in error.absolute_path) or "(arguments)",
