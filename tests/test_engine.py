@@ -293,3 +293,23 @@ def test_a_runs_tokens_count_once_against_todays_usage_across_a_pause(
     run = rows(db, "SELECT status, prompt_tokens + completion_tokens AS tokens FROM agent_runs")
     assert run == [{"status": "completed", "tokens": 30}]
     assert tenant_token_usage(db, tenant.tenant_id)[0] == 30  # the resumed call, added once
+
+
+def test_concurrent_turns_of_one_tenant_all_count_toward_todays_usage(
+    db: Database, tenant: NewTenant, model: ScriptedModelServer
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from flowpilot.ai.accounting import tenant_token_usage
+
+    turns = 6
+    model.queue(*(script.final_answer("All quiet.") for _ in range(turns)))
+    with ThreadPoolExecutor(max_workers=turns) as pool:
+        results = list(
+            pool.map(lambda i: run_turn(tenant.tenant_id, f"news {i}?", actor=OWNER, db=db),
+                     range(turns))
+        )  # fmt: skip
+    assert [r.status for r in results] == ["completed"] * turns
+    # Every run's tokens land on the one row for today: none lost to a concurrent update.
+    assert tenant_token_usage(db, tenant.tenant_id)[0] == 15 * turns
+    assert rows(db, "SELECT count(*) AS n FROM tenant_usage")[0]["n"] == 1
