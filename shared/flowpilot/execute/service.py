@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import lru_cache
 from typing import Any
 
 from flowpilot.config import get_settings
@@ -38,26 +39,17 @@ def execute(request: ExecuteRequest, *, db: Database | None = None) -> ExecuteRe
     return ExecuteResult.model_validate(stored)
 
 
-_validators: dict[str, Any] = {}
-MAX_VALIDATORS = 2048
-
-
-def _validator(skill: dict[str, Any]) -> Any:
-    """The skill's argument validator, built once per skill version (its version hash covers
-    the schema, so the hash alone is the key)."""
+@lru_cache(maxsize=2048)
+def _validator(version_hash: str, schema_json: str) -> Any:
     from jsonschema import Draft202012Validator
 
-    validator = _validators.get(skill["version_hash"])
-    if validator is None:
-        if len(_validators) >= MAX_VALIDATORS:
-            _validators.clear()
-        validator = _validators[skill["version_hash"]] = Draft202012Validator(skill["parameters"])
-    return validator
+    return Draft202012Validator(json.loads(schema_json))
 
 
 def argument_problems(skill: dict[str, Any], arguments: dict[str, Any]) -> list[dict[str, str]]:
     """Every way ``arguments`` break the skill's JSON Schema (empty when they fit)."""
-    validator = _validator(skill)
+    schema_json = json.dumps(skill["parameters"], sort_keys=True)
+    validator = _validator(skill["version_hash"], schema_json)
     return [
         {
             "field": ".".join(str(p) for p in error.absolute_path) or "(arguments)",
