@@ -268,7 +268,7 @@ def measure_turns(
 def phase_clock(totals: dict[str, float]) -> Iterator[None]:
     """Time the engine's phases by wrapping them (inclusive times; DB time overlaps others)."""
     from flowpilot.ai import openai_client, routing
-    from flowpilot.db import database
+    from flowpilot.db import transaction
     from flowpilot.reasoning import engine, state
 
     targets: list[tuple[str, Any, str]] = [
@@ -278,7 +278,7 @@ def phase_clock(totals: dict[str, float]) -> Iterator[None]:
         ("openai_client_setup", openai_client.OpenAIModelClient, "_client"),
         ("execute_skill", BoundExecutor, "execute"),
         ("checkpoint", state.RunState, "checkpoint"),
-        ("db_statements", database.Tx, "_send"),
+        ("db_statements", transaction.Tx, "_send"),
     ]
     originals = [(owner, name, getattr(owner, name)) for _, owner, name in targets]
 

@@ -6,6 +6,7 @@ costs no driver load and opens no connection.
 
 from __future__ import annotations
 
-from flowpilot.db.database import Database, Tx, as_json, get_db, reset_db
+from flowpilot.db.database import Database, get_db, reset_db
+from flowpilot.db.transaction import Tx, as_json
 
 __all__ = ["Database", "Tx", "as_json", "get_db", "reset_db"]
