@@ -32,9 +32,9 @@ from flowpilot.reasoning.endings import (
     stop,
 )
 from flowpilot.reasoning.goal import frame_goal
-from flowpilot.reasoning.ledger import Observation, humanize
 from flowpilot.reasoning.models import Trigger
-from flowpilot.reasoning.state import RunState, plain
+from flowpilot.reasoning.observe import journal_act, observe
+from flowpilot.reasoning.state import RunState
 
 FUNCTION_FOR_TRIGGER: dict[str, FunctionName] = {
     "chat": "chat",
@@ -44,7 +44,6 @@ FUNCTION_FOR_TRIGGER: dict[str, FunctionName] = {
     "automation": "heartbeat",
     "workflow": "workflow_branch",
 }
-MAX_TOOL_DATA_CHARS = 4_000
 
 
 @dataclass(frozen=True)
@@ -167,11 +166,10 @@ def resume(
             result = ExecuteResult.problem("refused", "approval_rejected", "the person declined")
         else:
             result = execution
-            _journal_act(run, skill, pending.arguments if pending else {}, result, 0)
+            journal_act(run, skill, pending.arguments if pending else {}, result, 0)
         run.confirmations = []
-        _observe(
+        observe(
             run,
-            deps,
             run.pending_call_id or "resumed",
             skill,
             pending.arguments if pending else {},
@@ -320,12 +318,12 @@ def _act(
                 run_id=run.run_id,
             )
         )
-        _journal_act(run, skill, arguments, result, int((time.perf_counter() - started) * 1000))
+        journal_act(run, skill, arguments, result, int((time.perf_counter() - started) * 1000))
     if result.status == "pending_approval":
         return pause(run, deps.db, call_id, skill, arguments, result)
     if result.status == "executed":
         run.executions.append(skill)
-    _observe(run, deps, call_id, skill, arguments, result)
+    observe(run, call_id, skill, arguments, result)
     verdict = critic.assess(run.ledger)
     run.step("critic", skill=skill, output=verdict.to_dict())
     if verdict.decision == "stop_blocked":
@@ -335,79 +333,3 @@ def _act(
     if verdict.decision == "narrow":
         run.messages.append({"role": "system", "content": critic.guidance(verdict)})
     return None
-
-
-def _journal_act(
-    run: RunState, skill: str, arguments: dict[str, Any], result: ExecuteResult, duration_ms: int
-) -> None:
-    """The act step: what execute did with the call. (Execute's audit row is the durable
-    record of the action itself; the run's journal is written with its next checkpoint.)"""
-    output: dict[str, Any] = {"status": result.status, "result": result.result}
-    if result.error is not None:
-        output["error"] = result.error.model_dump()
-    run.step(
-        "act",
-        skill=skill,
-        input={"skill": skill, "arguments": arguments},
-        output=output,
-        duration_ms=duration_ms,
-    )
-
-
-def _observe(
-    run: RunState,
-    deps: _Deps,
-    call_id: str,
-    skill: str,
-    arguments: dict[str, Any],
-    result: ExecuteResult,
-) -> Observation:
-    error = result.error.model_dump() if result.error else None
-    observation = run.ledger.record(
-        Observation(
-            skill=skill,
-            arguments=arguments,
-            status=result.status,
-            result=plain(result.result),
-            error=plain(error),
-        )
-    )
-    run.work_log.append(_work_line(observation))
-    summary = "; ".join(observation.claims or observation.gaps or observation.boundaries)
-    data = json.dumps(result.result, sort_keys=True, default=str)
-    run.messages.append(
-        {
-            "role": "tool",
-            "tool_call_id": call_id,
-            # Tool output is data: it is framed as such and never changes trust or tenant.
-            "content": json.dumps(
-                {
-                    "outcome": result.status,
-                    "summary": summary,
-                    "error": error,
-                    "data": data[:MAX_TOOL_DATA_CHARS],
-                }
-            ),
-        }
-    )
-    run.step(
-        "observe",
-        skill=skill,
-        output={
-            "claims": observation.claims,
-            "boundaries": observation.boundaries,
-            "gaps": observation.gaps,
-        },
-    )
-    return observation
-
-
-def _work_line(observation: Observation) -> str:
-    action = humanize(observation.skill)
-    if observation.status == "executed":
-        detail = observation.claims[0] if observation.claims else "done"
-        return f"{action.capitalize()}: {detail}"
-    if observation.status == "pending_approval":
-        return f"Asked for your approval to {action}"
-    reason = observation.gaps[0] if observation.gaps else "it did not work"
-    return f"Tried to {action}, but: {reason}"
