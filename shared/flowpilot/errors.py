@@ -76,11 +76,6 @@ class PayloadTooLarge(FlowPilotError):
     status = 413
 
 
-class ApprovalRequired(FlowPilotError):
-    code = "approval_required"
-    status = 202
-
-
 class SkillRefused(FlowPilotError):
     code = "skill_refused"
     status = 403

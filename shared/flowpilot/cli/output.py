@@ -8,10 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 
-def to_jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
-
-
 def emit(value: Any, *, as_json: bool, human: Callable[[Any], str] | None = None) -> None:
     if as_json or human is None:
         sys.stdout.write(json.dumps(value, default=str, indent=None if as_json else 2) + "\n")
